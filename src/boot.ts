@@ -1,0 +1,40 @@
+import { mkdirSync } from 'node:fs'
+import { deploymentSecret } from './accounts/service'
+import { KeyUsage } from './api-keys/usage'
+import type { Config } from './config'
+import { Database, openClient } from './db'
+import { migrate } from './db/migrate'
+import type { RootDeps } from './deps'
+import { systemClock, type Clock } from './lib/clock'
+import { uuidV7, type Ids } from './lib/ids'
+import { jsonLogger, type Logger } from './lib/log'
+import { TokenBuckets } from './lib/token-bucket'
+
+export interface BootOptions {
+  clock?: Clock
+  ids?: Ids
+  log?: Logger
+}
+
+/** Opens storage, applies the embedded migrations, and assembles the process's dependencies. */
+export async function openRoot(config: Config, opts: BootOptions = {}): Promise<RootDeps> {
+  if (config.databaseUrl.startsWith('file:')) mkdirSync(config.dataDir, { recursive: true })
+  const client = openClient({ url: config.databaseUrl, authToken: config.databaseAuthToken })
+  if (config.databaseUrl.startsWith('file:')) {
+    // WAL lets readers run beside the writer; it is a property of the file, so it holds for every pooled connection.
+    await client.execute('PRAGMA journal_mode = WAL')
+  }
+  await migrate(client)
+  const db = new Database(client)
+  const clock = opts.clock ?? systemClock
+  return {
+    db,
+    clock,
+    ids: opts.ids ?? uuidV7(clock),
+    config,
+    log: opts.log ?? jsonLogger(),
+    secret: await deploymentSecret(db),
+    buckets: new TokenBuckets(),
+    keyUsage: new KeyUsage(),
+  }
+}

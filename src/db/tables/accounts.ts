@@ -1,0 +1,15 @@
+import { sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+/** A tenant. Every resource row carries the account it belongs to. */
+export const accounts = sqliteTable('accounts', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+})
+
+/** Deployment-wide values generated once (signing secrets), shared by every instance on one database. */
+export const settings = sqliteTable('settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+})

@@ -1,0 +1,23 @@
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+/**
+ * One row per (account, Idempotency-Key). `in_flight` rows carry a lease so a key
+ * claimed by a process that died is taken over once the lease runs out; the work
+ * and the `completed` row commit in one transaction, so a taken-over key never
+ * finds half-done work.
+ */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    accountId: text('account_id').notNull(),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    state: text('state', { enum: ['in_flight', 'completed'] }).notNull(),
+    leaseUntil: text('lease_until').notNull(),
+    statusCode: integer('status_code'),
+    responseBody: text('response_body'),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index('idempotency_expires').on(t.expiresAt)],
+)

@@ -1,0 +1,6 @@
+// Every table in one place: relations across resource groups stay out of the modules.
+export * from './accounts'
+export * from './api-keys'
+export * from './idempotency'
+export * from './topics'
+export * from './contacts'

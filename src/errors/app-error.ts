@@ -1,0 +1,34 @@
+import { CATALOGUE, type ErrorCode } from './catalogue'
+
+export interface FieldIssue {
+  field: string
+  message: string
+}
+
+/** The only way code reports a failure to a caller: by naming a catalogue code. */
+export class AppError extends Error {
+  readonly code: ErrorCode
+  readonly details?: FieldIssue[]
+  /** Extra members merged into the envelope (for example `agent_action_id`). */
+  readonly extra?: Record<string, unknown>
+  readonly retryAfter?: number
+  readonly headers?: Record<string, string>
+
+  constructor(
+    code: ErrorCode,
+    opts: { message?: string; details?: FieldIssue[]; extra?: Record<string, unknown>; retryAfter?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(opts.message ?? CATALOGUE[code].message)
+    this.code = code
+    this.details = opts.details
+    this.extra = opts.extra
+    this.retryAfter = opts.retryAfter
+    this.headers = opts.headers
+  }
+
+  get status() {
+    return CATALOGUE[this.code].status
+  }
+}
+
+export const notFound = (what: string) => new AppError('not_found', { message: `${what} not found.` })

@@ -1,0 +1,47 @@
+import { AppError } from '../errors/app-error'
+
+export const MB = 1024 * 1024
+export const DEFAULT_BODY_LIMIT = 1 * MB
+export const LARGE_BODY_LIMIT = 50 * MB
+
+/**
+ * Routes that carry mail content take 50 MB (40 MB of attachments after base64);
+ * everything else 1 MB. One list, so the limit of a route is read in one place.
+ */
+const LARGE = [
+  /^POST \/emails$/,
+  /^POST \/emails\/batch$/,
+  /^POST \/emails\/receiving\/[^/]+\/reply$/,
+  /^(POST|PATCH) \/(templates|broadcasts|automations)(\/[^/]+)?$/,
+]
+
+export function bodyLimit(method: string, path: string) {
+  const key = `${method} ${path}`
+  return LARGE.some((r) => r.test(key)) ? LARGE_BODY_LIMIT : DEFAULT_BODY_LIMIT
+}
+
+const isJson = (contentType: string) => /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(contentType)
+
+/**
+ * JSON only. An empty body is `{}` whatever its content type (Resend's SDK sends
+ * `Content-Type: application/json` on body-less calls); a body that is not JSON
+ * answers 415; one over the route's limit answers 413 before it is parsed.
+ */
+export async function parseJsonBody(request: Request, path: string): Promise<unknown> {
+  const limit = bodyLimit(request.method, path)
+  const declared = Number(request.headers.get('content-length') ?? '0')
+  if (declared > limit) throw new AppError('payload_too_large', { message: `The body is larger than ${limit / MB} MB, the limit of this operation.` })
+  const buf = await request.arrayBuffer()
+  if (buf.byteLength > limit) throw new AppError('payload_too_large', { message: `The body is larger than ${limit / MB} MB, the limit of this operation.` })
+  const text = new TextDecoder().decode(buf)
+  if (text.trim() === '') return {}
+  const contentType = request.headers.get('content-type') ?? ''
+  if (!isJson(contentType)) {
+    throw new AppError('unsupported_media_type', { message: `The body must be JSON; got ${contentType ? `\`${contentType}\`` : 'no Content-Type'}.` })
+  }
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw new AppError('validation_error', { message: 'The body is not valid JSON.', details: [{ field: 'body', message: (e as Error).message }] })
+  }
+}

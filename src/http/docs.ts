@@ -1,0 +1,65 @@
+import { CATALOGUE, type ErrorCode } from '../errors/catalogue'
+import type { AuthLevel } from './auth'
+
+export interface OpSpec {
+  id: string
+  summary: string
+  tag: string
+  auth: AuthLevel
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT'
+  /** Codes this operation raises itself; the platform's codes are added from auth, method and body. */
+  errors?: ErrorCode[]
+  body?: boolean
+  description?: string
+}
+
+/** The codes the platform itself can answer for an operation of this kind. */
+export function platformErrors(s: Pick<OpSpec, 'auth' | 'method' | 'body'>): ErrorCode[] {
+  const codes: ErrorCode[] = ['rate_limit_exceeded', 'internal_server_error', 'validation_error']
+  if (s.auth !== 'public') codes.push('missing_api_key', 'invalid_api_key', 'kill_switch_active', 'rate_ceiling_exceeded')
+  if (s.auth === 'full' || s.auth === 'send') codes.push('restricted_api_key')
+  if (s.auth === 'session') codes.push('session_required')
+  if (s.auth === 'person') codes.push('human_action_required')
+  if (s.method !== 'GET') {
+    codes.push('unsupported_media_type', 'payload_too_large', 'invalid_idempotency_key')
+    if (s.auth !== 'public') codes.push('idempotency_in_flight', 'idempotency_payload_mismatch')
+  }
+  return codes
+}
+
+export const ERROR_SCHEMA_REF = { $ref: '#/components/schemas/Error' }
+
+/**
+ * Route options for one operation: the auth level for the platform's macro and
+ * the OpenAPI `detail` (operationId, summary, tag, and every error reply it can
+ * give, grouped by status from the catalogue).
+ */
+export function op(s: OpSpec) {
+  const codes = [...new Set([...platformErrors(s), ...(s.errors ?? [])])]
+  const byStatus = new Map<number, ErrorCode[]>()
+  for (const c of codes) byStatus.set(CATALOGUE[c].status, [...(byStatus.get(CATALOGUE[c].status) ?? []), c])
+  const responses = Object.fromEntries(
+    [...byStatus.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([status, cs]) => [
+        String(status),
+        {
+          description: cs.join(', '),
+          content: { 'application/json': { schema: ERROR_SCHEMA_REF } },
+          'x-error-codes': cs,
+        },
+      ]),
+  )
+  return {
+    auth: s.auth,
+    detail: {
+      operationId: s.id,
+      summary: s.summary,
+      tags: [s.tag],
+      ...(s.description ? { description: s.description } : {}),
+      ...(s.auth === 'public' ? { security: [] } : {}),
+      responses,
+      'x-auth': s.auth,
+    },
+  }
+}

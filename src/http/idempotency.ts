@@ -1,0 +1,66 @@
+import { and, eq, lte } from 'drizzle-orm'
+import type { Database, Tx } from '../db'
+import { idempotencyKeys } from '../db/tables'
+import { AppError } from '../errors/app-error'
+import { DAY, iso } from '../lib/clock'
+import { sha256 } from '../lib/crypto'
+import { stableStringify } from '../lib/json'
+
+export const KEY_TTL_MS = 7 * DAY
+/** How long a claim holds while its request runs; a process that died frees it after this. */
+export const LEASE_MS = 5 * 60_000
+
+/** The header, or its legacy alias; `Idempotency-Key` wins when both are sent. */
+export function idempotencyKeyOf(headers: Headers): string | undefined {
+  const key = headers.get('idempotency-key') ?? headers.get('x-idempotency-key')
+  if (key === null) return undefined
+  if (key.length < 1 || key.length > 256) throw new AppError('invalid_idempotency_key')
+  return key
+}
+
+export const fingerprint = (method: string, path: string, body: unknown) => sha256(`${method} ${path}\n${stableStringify(body ?? {})}`)
+
+export type Claim = { kind: 'proceed' } | { kind: 'replay'; status: number; body: string }
+
+/** Claims a key for one request, or says how to answer instead (rules 1 to 3 of the seed). */
+export function claim(db: Database, now: number, accountId: string, key: string, fp: string): Promise<Claim> {
+  return db.write(async (tx) => {
+    const [row] = await tx
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)))
+    const fresh = { fingerprint: fp, state: 'in_flight' as const, leaseUntil: iso(now + LEASE_MS), statusCode: null, responseBody: null }
+    if (!row || Date.parse(row.expiresAt) <= now) {
+      await tx
+        .insert(idempotencyKeys)
+        .values({ accountId, key, ...fresh, createdAt: iso(now), expiresAt: iso(now + KEY_TTL_MS) })
+        .onConflictDoUpdate({ target: [idempotencyKeys.accountId, idempotencyKeys.key], set: { ...fresh, createdAt: iso(now), expiresAt: iso(now + KEY_TTL_MS) } })
+      return { kind: 'proceed' }
+    }
+    if (row.fingerprint !== fp) throw new AppError('idempotency_payload_mismatch')
+    if (row.state === 'completed') return { kind: 'replay', status: row.statusCode!, body: row.responseBody! }
+    if (Date.parse(row.leaseUntil) > now) throw new AppError('idempotency_in_flight')
+    // The holder died before committing anything: the work and its completion commit together.
+    await tx.update(idempotencyKeys).set({ leaseUntil: fresh.leaseUntil }).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)))
+    return { kind: 'proceed' }
+  })
+}
+
+/** Records the reply in the request's own transaction, so work and key commit together. */
+export async function complete(tx: Tx, accountId: string, key: string, status: number, body: string) {
+  await tx
+    .update(idempotencyKeys)
+    .set({ state: 'completed', statusCode: status, responseBody: body })
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)))
+}
+
+/** A request that failed did nothing, so its key is freed for a corrected retry. */
+export async function release(db: Database, accountId: string, key: string) {
+  await db.write((tx) =>
+    tx.delete(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.state, 'in_flight'))),
+  )
+}
+
+export async function purgeExpired(db: Database, now: number) {
+  await db.write((tx) => tx.delete(idempotencyKeys).where(lte(idempotencyKeys.expiresAt, iso(now))))
+}

@@ -1,0 +1,135 @@
+import { Elysia } from 'elysia'
+import { UnitOfWork } from '../db'
+import type { Deps, RootDeps } from '../deps'
+import { AppError } from '../errors/app-error'
+import type { Actor } from '../lib/actor'
+import { authenticate, spendByAddress, type AuthLevel } from './auth'
+import { parseJsonBody } from './body'
+import { errorResponse, fromValidation } from './errors'
+import { claim, complete, fingerprint, idempotencyKeyOf, release } from './idempotency'
+import type { RouteTable } from './route-table'
+import { setState, stateOf, type RequestState } from './state'
+
+/** Thrown to answer with a reply stored under an Idempotency-Key. */
+class Replay {
+  constructor(readonly status: number, readonly body: string) {}
+}
+
+const MUTATING = new Set(['POST', 'PATCH', 'PUT', 'DELETE'])
+
+function rateHeaders(st: RequestState): Record<string, string> {
+  if (!st.rate) return {}
+  return {
+    'ratelimit-limit': String(st.rate.limit),
+    'ratelimit-remaining': String(st.rate.remaining),
+    'ratelimit-reset': String(st.rate.resetSeconds),
+  }
+}
+
+function clientAddress(root: RootDeps, request: Request, server: { requestIP(r: Request): { address: string } | null } | null) {
+  if (root.config.trustProxy) {
+    const fwd = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
+    if (fwd) return fwd
+  }
+  return server?.requestIP(request)?.address ?? 'local'
+}
+
+function toAppError(code: string | number, error: unknown): AppError {
+  if (error instanceof AppError) return error
+  if (code === 'VALIDATION') return fromValidation(error as Parameters<typeof fromValidation>[0])
+  if (code === 'PARSE') return new AppError('validation_error', { message: 'The body could not be parsed.' })
+  if (code === 'NOT_FOUND') return new AppError('not_found', { message: 'The requested endpoint does not exist.' })
+  return new AppError('internal_server_error')
+}
+
+/**
+ * The cross-cutting behaviour every route stands on: request ids, JSON bodies and
+ * their limits, authentication and rate windows (the `auth` macro), idempotency,
+ * one transaction per request committed before the reply, and the error envelope.
+ */
+export function platform(root: RootDeps, routes: RouteTable) {
+  return new Elysia({ name: 'platform' })
+    .onRequest(({ request, set, server }) => {
+      const st: RequestState = { id: root.ids.uuid(), start: performance.now(), address: clientAddress(root, request, server) }
+      setState(request, st)
+      set.headers['x-request-id'] = st.id
+    })
+    .onParse({ as: 'global' }, ({ request, path }) => parseJsonBody(request, path))
+    .macro({
+      auth: (level: AuthLevel) => ({
+        async transform({ request, path, set }) {
+          const st = stateOf(request)!
+          st.matched = true
+          st.unit = new UnitOfWork(root.db)
+          if (MUTATING.has(request.method)) idempotencyKeyOf(request.headers)
+          try {
+            if (level === 'public') spendByAddress(root, st)
+            else st.actor = await authenticate(root, request, level, path, st)
+          } finally {
+            Object.assign(set.headers, rateHeaders(st))
+          }
+        },
+        async resolve({ request, path, body }) {
+          const st = stateOf(request)!
+          const key = MUTATING.has(request.method) ? idempotencyKeyOf(request.headers) : undefined
+          if (key !== undefined && st.actor) {
+            const url = new URL(request.url)
+            const fp = fingerprint(request.method, path + url.search, body)
+            const c = await claim(root.db, root.clock.now(), st.actor.accountId, key, fp)
+            if (c.kind === 'replay') throw new Replay(c.status, c.body)
+            st.idem = { accountId: st.actor.accountId, key, fingerprint: fp }
+          }
+          const deps: Deps = { ...root, db: st.unit! }
+          return { actor: st.actor as Actor, deps }
+        },
+      }),
+    })
+    .onAfterHandle({ as: 'global' }, async ({ request, response, set }) => {
+      const st = stateOf(request)
+      if (!st?.unit) return
+      const idem = st.idem
+      st.idem = undefined
+      const status = typeof set.status === 'number' ? set.status : 200
+      await st.unit.finish(
+        true,
+        idem && !(response instanceof Response) ? (tx) => complete(tx, idem.accountId, idem.key, status, JSON.stringify(response)) : undefined,
+      )
+    })
+    .onError({ as: 'global' }, async ({ request, code, error, path }) => {
+      let st = stateOf(request)
+      if (!st) {
+        st = { id: root.ids.uuid(), start: performance.now(), address: 'local' }
+        setState(request, st)
+      }
+      if (error instanceof Replay) {
+        return new Response(error.body, {
+          status: error.status,
+          headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': st.id, 'idempotent-replayed': 'true', ...rateHeaders(st) },
+        })
+      }
+      await st.unit?.finish(false).catch(() => undefined)
+      if (st.idem) await release(root.db, st.idem.accountId, st.idem.key).catch(() => undefined)
+      let err = toAppError(code, error)
+      const headers: Record<string, string> = { 'x-request-id': st.id }
+      if (code === 'NOT_FOUND' && !st.matched) {
+        const allowed = routes.methodsFor(path)
+        if (allowed.length) {
+          err = new AppError('method_not_allowed', { message: `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.` })
+          headers.allow = allowed.join(', ')
+        }
+      }
+      if (err.code === 'internal_server_error') {
+        root.log.error('unexpected failure', { request_id: st.id, method: request.method, path, error: error instanceof Error ? (error.stack ?? error.message) : String(error) })
+      }
+      if (!st.rate) {
+        try {
+          spendByAddress(root, st)
+        } catch {
+          // Already answering with an error; the window only decides the headers here.
+        }
+      }
+      return errorResponse(root.config.baseUrl, err, { ...headers, ...rateHeaders(st) })
+    })
+}
+
+export type Platform = ReturnType<typeof platform>

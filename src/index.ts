@@ -1,0 +1,49 @@
+import { ensureFirstAccount } from './accounts/service'
+import { buildApp } from './app'
+import { openRoot } from './boot'
+import { ConfigError, loadConfig, type Config } from './config'
+import { LARGE_BODY_LIMIT } from './http/body'
+import { Scheduler } from './jobs'
+
+function configOrExit(): Config {
+  try {
+    return loadConfig()
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`mailroom: invalid configuration: ${e.message}`)
+      process.exit(2)
+    }
+    throw e
+  }
+}
+
+async function main() {
+  const config = configOrExit()
+  const root = await openRoot(config)
+  const first = await ensureFirstAccount(root)
+  // The one line a new operator needs, printed once, on stdout.
+  if (first?.generated) console.log(`API key: ${first.token}`)
+  const scheduler = new Scheduler(root).start()
+  const app = buildApp(root, scheduler)
+  const server = app.listen({ port: config.port, maxRequestBodySize: LARGE_BODY_LIMIT + 1024 * 1024 })
+  root.log.info('listening', { url: `http://localhost:${server.server?.port}`, base_url: config.baseUrl, database: config.databaseUrl.replace(/\/\/[^@]*@/, '//') })
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    root.log.info('stopping', { signal })
+    await server.server?.stop(false)
+    scheduler.stop()
+    await root.keyUsage.flush(root.db).catch((e) => root.log.error('final usage flush failed', { error: (e as Error).message }))
+    root.db.close()
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
+}
+
+main().catch((e) => {
+  console.error(`mailroom: failed to start: ${e instanceof Error ? e.message : String(e)}`)
+  process.exit(1)
+})

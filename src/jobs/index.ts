@@ -1,0 +1,63 @@
+import { Cron } from 'croner'
+import { lt } from 'drizzle-orm'
+import type { RootDeps } from '../deps'
+import { apiKeyUsage } from '../db/tables'
+import { purgeExpired } from '../http/idempotency'
+import { DAY, iso } from '../lib/clock'
+
+/** The scheduler's jobs, as data: what runs, when (croner pattern, seconds first), and how. */
+export interface Job {
+  name: string
+  pattern: string
+  run(root: RootDeps): Promise<unknown>
+}
+
+export const JOBS: Job[] = [
+  { name: 'flush-key-usage', pattern: '*/5 * * * * *', run: (r) => r.keyUsage.flush(r.db) },
+  { name: 'purge-idempotency-keys', pattern: '0 17 * * * *', run: (r) => purgeExpired(r.db, r.clock.now()) },
+  {
+    name: 'purge-key-usage',
+    pattern: '0 23 3 * * *',
+    run: (r) => r.db.write((tx) => tx.delete(apiKeyUsage).where(lt(apiKeyUsage.day, iso(r.clock.now() - 31 * DAY).slice(0, 10)))),
+  },
+]
+
+/** Runs the jobs in this process; a job never overlaps itself, and a failure is logged, not fatal. */
+export class Scheduler {
+  private crons: Cron[] = []
+  readonly startedAt: number
+
+  constructor(private readonly root: RootDeps, private readonly jobs_: Job[] = JOBS) {
+    this.startedAt = root.clock.now()
+  }
+
+  start() {
+    this.crons = this.jobs_.map(
+      (job) =>
+        new Cron(job.pattern, { name: job.name, protect: true, timezone: 'UTC' }, async () => {
+          try {
+            await job.run(this.root)
+          } catch (e) {
+            this.root.log.error('job failed', { job: job.name, error: (e as Error).message })
+          }
+        }),
+    )
+    return this
+  }
+
+  /** Runs one job now (tests, and the final flush at shutdown). */
+  runNow(name: string) {
+    const job = this.jobs_.find((j) => j.name === name)
+    if (!job) throw new Error(`no job ${name}`)
+    return job.run(this.root)
+  }
+
+  jobs() {
+    return this.crons.map((c) => ({ name: c.name ?? '', next_run_at: c.nextRun()?.toISOString() ?? null }))
+  }
+
+  stop() {
+    for (const c of this.crons) c.stop()
+    this.crons = []
+  }
+}

@@ -1,0 +1,22 @@
+/** A FIFO async lock: one holder at a time, in arrival order. */
+export class Mutex {
+  private tail: Promise<void> = Promise.resolve()
+
+  async acquire(): Promise<() => void> {
+    let release!: () => void
+    const next = new Promise<void>((r) => (release = r))
+    const prev = this.tail
+    this.tail = prev.then(() => next)
+    await prev
+    return release
+  }
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const release = await this.acquire()
+    try {
+      return await fn()
+    } finally {
+      release()
+    }
+  }
+}

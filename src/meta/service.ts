@@ -1,0 +1,38 @@
+import { sql } from 'drizzle-orm'
+import type { Deps } from '../deps'
+import { AppError } from '../errors/app-error'
+
+export const VERSION = '0.1.0'
+
+export interface Runtime {
+  startedAt: number
+  /** The scheduler's jobs, when the background runtime is running in this process. */
+  jobs(): { name: string; next_run_at: string | null }[]
+}
+
+/** Readiness: storage answers, the scheduler runs; later parts add their own checks. */
+export async function status(deps: Deps, runtime: Runtime) {
+  const t0 = performance.now()
+  let storage: { status: 'ok' | 'failing'; latency_ms?: number; detail?: string }
+  try {
+    await deps.db.q.run(sql`select 1`)
+    storage = { status: 'ok', latency_ms: Math.round((performance.now() - t0) * 100) / 100 }
+  } catch (e) {
+    storage = { status: 'failing', detail: (e as Error).message }
+  }
+  const jobs = runtime.jobs()
+  const body = {
+    object: 'status' as const,
+    status: storage.status === 'ok' && jobs.length > 0 ? ('ok' as const) : ('degraded' as const),
+    version: VERSION,
+    uptime_seconds: Math.floor((deps.clock.now() - runtime.startedAt) / 1000),
+    checks: {
+      storage,
+      scheduler: { status: jobs.length ? ('ok' as const) : ('failing' as const), jobs },
+      smtp_listener: { status: 'not_configured' as const, detail: 'inbound SMTP is not part of this build yet' },
+      webhook_dispatcher: { status: 'not_configured' as const, backlog: 0 },
+    },
+  }
+  if (storage.status !== 'ok') throw new AppError('service_unavailable', { message: 'Storage is not answering.', extra: { status: body } })
+  return body
+}

@@ -1,0 +1,6 @@
+import type { Elysia } from 'elysia'
+import { apiKeyRoutes, keyLimitRoutes } from './api-keys/routes'
+import type { Platform } from './http/platform'
+
+/** Every resource group's routes, in mount order. Adding a group is one line here. */
+export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes]
