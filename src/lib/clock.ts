@@ -7,7 +7,10 @@ export const systemClock: Clock = { now: () => Date.now() }
 
 /** A clock tests set and advance by hand. */
 export class ManualClock implements Clock {
-  constructor(private t = Date.parse('2026-01-01T00:00:00.000Z')) {}
+  private t: number
+  constructor(start: string | number = '2026-01-01T00:00:00.000Z') {
+    this.t = typeof start === 'number' ? start : Date.parse(start)
+  }
   now() {
     return this.t
   }

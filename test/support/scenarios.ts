@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { CATALOGUE, type ErrorCode } from '../../src/errors/catalogue'
+import { expectError, harness, type CallOptions, type Harness, type Reply } from './harness'
+import { recordCode } from './codes'
+
+/** A named credential: the owner's key, a sending-only key, none, or one that no longer works. */
+export type As = 'full' | 'sending' | 'none' | 'revoked' | 'unknown'
+
+export interface Scenario<C = any> {
+  name: string
+  method: string
+  /** A path, or one built from what `setup` made. */
+  path: string | ((ctx: C, h: Harness) => string)
+  as?: As
+  body?: unknown | ((ctx: C, h: Harness) => unknown)
+  headers?: Record<string, string>
+  query?: CallOptions['query']
+  raw?: string
+  /** Makes what the scenario needs; its result is handed to path, body and check. */
+  setup?: (h: Harness) => Promise<C>
+  status: number
+  /** A deep-partial expectation of the reply body. */
+  expect?: Record<string, unknown>
+  /** The error code expected; also checks the envelope. */
+  code?: ErrorCode
+  /** Anything further to assert, for example what the change left in the database. */
+  check?: (r: Reply, ctx: C, h: Harness) => Promise<void> | void
+}
+
+async function credential(h: Harness, as: As): Promise<string | null> {
+  switch (as) {
+    case 'full':
+      return h.token
+    case 'none':
+      return null
+    case 'unknown':
+      return 'mr_thisKeyWasNeverIssuedByThisServer000000'
+    case 'sending':
+      return (await h.key({ name: 'sender', permission: 'sending_access' })).token
+    case 'revoked': {
+      const k = await h.key({ name: 'revoked' })
+      await h.call('DELETE', `/api-keys/${k.id}`)
+      return k.token
+    }
+  }
+}
+
+/** Runs a table of scenarios, each on a fresh app and database. */
+export function scenarios(table: Scenario[]) {
+  for (const s of table) {
+    test(`${s.method} ${typeof s.path === 'string' ? s.path : '…'}: ${s.name}`, async () => {
+      const h = await harness()
+      try {
+        const ctx = s.setup ? await s.setup(h) : undefined
+        const path = typeof s.path === 'function' ? s.path(ctx, h) : s.path
+        const body = typeof s.body === 'function' ? (s.body as (c: unknown, h: Harness) => unknown)(ctx, h) : s.body
+        const r = await h.call(s.method, path, { key: await credential(h, s.as ?? 'full'), body, headers: s.headers, query: s.query, raw: s.raw })
+        if (s.code) {
+          expectError(r, s.code, s.status)
+          expect(CATALOGUE[s.code].status).toBe(s.status)
+          recordCode(s.code)
+        } else {
+          expect({ status: r.status, body: r.body }).toMatchObject({ status: s.status, body: expect.anything() })
+        }
+        if (s.expect) expect(r.body).toMatchObject(s.expect)
+        if (s.check) await s.check(r, ctx, h)
+      } finally {
+        await h.close()
+      }
+    })
+  }
+}
+
+/** One app shared by the tests of a file, for tests that need no fresh database. */
+export function sharedHarness() {
+  const ref = {} as { h: Harness }
+  beforeAll(async () => {
+    ref.h = await harness()
+  })
+  afterAll(async () => {
+    await ref.h.close()
+  })
+  return ref
+}
