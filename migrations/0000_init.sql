@@ -10,6 +10,13 @@ CREATE TABLE `settings` (
 	`value` text NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE `api_key_budget_usage` (
+	`key_id` text NOT NULL,
+	`period_start` text NOT NULL,
+	`used` integer NOT NULL,
+	PRIMARY KEY(`key_id`, `period_start`)
+);
+--> statement-breakpoint
 CREATE TABLE `api_key_usage` (
 	`key_id` text NOT NULL,
 	`day` text NOT NULL,

@@ -10,12 +10,12 @@ const tag = 'api-keys'
 export const apiKeyRoutes = (platform: Platform) =>
   new Elysia({ name: 'api-keys', prefix: '/api-keys' })
     .use(platform)
-    .post('/', async ({ deps, actor, body, set }) => ((set.status = 201), svc.createKey(deps, actor, body)), {
+    .post('', async ({ deps, actor, body, set }) => ((set.status = 201), svc.createKey(deps, actor, body)), {
       ...op({ id: 'createApiKey', summary: 'Create an API key; its token is shown once', tag, auth: 'full', method: 'POST', body: true, errors: ['invalid_parameter', 'key_budget_exceeds_plan'] }),
       body: s.CreateApiKey,
       response: { 201: s.ApiKeyWithToken },
     })
-    .get('/', ({ deps, actor, query }) => svc.listKeys(deps, actor, query), {
+    .get('', ({ deps, actor, query }) => svc.listKeys(deps, actor, query), {
       ...op({ id: 'listApiKeys', summary: 'List API keys (never their tokens)', tag, auth: 'full', method: 'GET', errors: ['invalid_cursor'] }),
       query: s.ListApiKeysQuery,
       response: { 200: s.ApiKeyList },

@@ -139,3 +139,17 @@ export class UnitOfWork implements Db {
     this.tx = undefined
   }
 }
+
+const TRANSIENT = /^(SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|PROTOCOL)|CLIENT_CLOSED|SERVER_ERROR|HRANA_|STREAM_|TRANSACTION_TIMEOUT)/
+
+/**
+ * A storage failure that waiting can cure (lock, disk full, server unreachable),
+ * as opposed to a bug: callers answer `service_unavailable`, never a 500.
+ */
+export function isTransientStorageError(e: unknown): boolean {
+  const err = e as { code?: string; cause?: unknown; message?: string } | null
+  if (!err || typeof err !== 'object') return false
+  if (typeof err.code === 'string' && TRANSIENT.test(err.code)) return true
+  if (/ECONNREFUSED|ECONNRESET|fetch failed|Unable to connect/i.test(err.message ?? '')) return true
+  return err.cause !== undefined && err.cause !== e && isTransientStorageError(err.cause)
+}

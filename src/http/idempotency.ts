@@ -22,26 +22,35 @@ export const fingerprint = (method: string, path: string, body: unknown) => sha2
 
 export type Claim = { kind: 'proceed' } | { kind: 'replay'; status: number; body: string }
 
-/** Claims a key for one request, or says how to answer instead (rules 1 to 3 of the seed). */
-export function claim(db: Database, now: number, accountId: string, key: string, fp: string): Promise<Claim> {
+/** Rules 1 to 3 of the seed for a row that exists: replay, refuse, or null to (re)claim it. */
+function decide(row: typeof idempotencyKeys.$inferSelect | undefined, fp: string, now: number): Claim | null {
+  if (!row || Date.parse(row.expiresAt) <= now) return null
+  if (row.fingerprint !== fp) throw new AppError('idempotency_payload_mismatch')
+  if (row.state === 'completed') return { kind: 'replay', status: row.statusCode!, body: row.responseBody! }
+  if (Date.parse(row.leaseUntil) > now) throw new AppError('idempotency_in_flight')
+  // The holder died before committing anything (work and completion commit together): take it over.
+  return null
+}
+
+/**
+ * Claims a key for one request, or says how to answer instead. A key already held
+ * is answered from a plain read, so a retry never queues behind the running
+ * request's transaction; only a new claim takes the write lock.
+ */
+export async function claim(db: Database, now: number, accountId: string, key: string, fp: string): Promise<Claim> {
+  const where = and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key))
+  const [seen] = await db.q.select().from(idempotencyKeys).where(where)
+  const early = decide(seen, fp, now)
+  if (early) return early
   return db.write(async (tx) => {
-    const [row] = await tx
-      .select()
-      .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)))
-    const fresh = { fingerprint: fp, state: 'in_flight' as const, leaseUntil: iso(now + LEASE_MS), statusCode: null, responseBody: null }
-    if (!row || Date.parse(row.expiresAt) <= now) {
-      await tx
-        .insert(idempotencyKeys)
-        .values({ accountId, key, ...fresh, createdAt: iso(now), expiresAt: iso(now + KEY_TTL_MS) })
-        .onConflictDoUpdate({ target: [idempotencyKeys.accountId, idempotencyKeys.key], set: { ...fresh, createdAt: iso(now), expiresAt: iso(now + KEY_TTL_MS) } })
-      return { kind: 'proceed' }
-    }
-    if (row.fingerprint !== fp) throw new AppError('idempotency_payload_mismatch')
-    if (row.state === 'completed') return { kind: 'replay', status: row.statusCode!, body: row.responseBody! }
-    if (Date.parse(row.leaseUntil) > now) throw new AppError('idempotency_in_flight')
-    // The holder died before committing anything: the work and its completion commit together.
-    await tx.update(idempotencyKeys).set({ leaseUntil: fresh.leaseUntil }).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)))
+    const [row] = await tx.select().from(idempotencyKeys).where(where)
+    const decided = decide(row, fp, now)
+    if (decided) return decided
+    const fresh = { fingerprint: fp, state: 'in_flight' as const, leaseUntil: iso(now + LEASE_MS), statusCode: null, responseBody: null, createdAt: iso(now), expiresAt: iso(now + KEY_TTL_MS) }
+    await tx
+      .insert(idempotencyKeys)
+      .values({ accountId, key, ...fresh })
+      .onConflictDoUpdate({ target: [idempotencyKeys.accountId, idempotencyKeys.key], set: fresh })
     return { kind: 'proceed' }
   })
 }

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { UnitOfWork } from '../db'
+import { UnitOfWork, isTransientStorageError } from '../db'
 import type { Deps, RootDeps } from '../deps'
 import { AppError } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
@@ -37,8 +37,12 @@ function clientAddress(root: RootDeps, request: Request, server: { requestIP(r: 
 function toAppError(code: string | number, error: unknown): AppError {
   if (error instanceof AppError) return error
   if (code === 'VALIDATION') return fromValidation(error as Parameters<typeof fromValidation>[0])
-  if (code === 'PARSE') return new AppError('validation_error', { message: 'The body could not be parsed.' })
+  if (code === 'PARSE') {
+    const cause = (error as { cause?: unknown }).cause
+    return cause instanceof AppError ? cause : new AppError('validation_error', { message: 'The body could not be parsed.' })
+  }
   if (code === 'NOT_FOUND') return new AppError('not_found', { message: 'The requested endpoint does not exist.' })
+  if (isTransientStorageError(error)) return new AppError('service_unavailable', { message: 'Storage is unavailable for a moment; nothing was changed.' })
   return new AppError('internal_server_error')
 }
 
@@ -118,7 +122,7 @@ export function platform(root: RootDeps, routes: RouteTable) {
           headers.allow = allowed.join(', ')
         }
       }
-      if (err.code === 'internal_server_error') {
+      if (err.code === 'internal_server_error' || err.code === 'service_unavailable') {
         root.log.error('unexpected failure', { request_id: st.id, method: request.method, path, error: error instanceof Error ? (error.stack ?? error.message) : String(error) })
       }
       if (!st.rate) {

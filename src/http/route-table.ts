@@ -3,6 +3,7 @@ export class RouteTable {
   private readonly routes: { re: RegExp; method: string }[] = []
 
   add(method: string, pattern: string) {
+    pattern = pattern.replace(/(.)\/$/, '$1')
     const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}/?$`)
     this.routes.push({ re, method: method.toUpperCase() })
   }

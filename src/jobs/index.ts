@@ -24,7 +24,7 @@ export const JOBS: Job[] = [
 
 /** Runs the jobs in this process; a job never overlaps itself, and a failure is logged, not fatal. */
 export class Scheduler {
-  private crons: Cron[] = []
+  private crons: { name: string; cron: Cron }[] = []
   readonly startedAt: number
 
   constructor(private readonly root: RootDeps, private readonly jobs_: Job[] = JOBS) {
@@ -32,16 +32,17 @@ export class Scheduler {
   }
 
   start() {
-    this.crons = this.jobs_.map(
-      (job) =>
-        new Cron(job.pattern, { name: job.name, protect: true, timezone: 'UTC' }, async () => {
-          try {
-            await job.run(this.root)
-          } catch (e) {
-            this.root.log.error('job failed', { job: job.name, error: (e as Error).message })
-          }
-        }),
-    )
+    // Croner's own job names are global to the process; ours stay per scheduler.
+    this.crons = this.jobs_.map((job) => ({
+      name: job.name,
+      cron: new Cron(job.pattern, { protect: true, timezone: 'UTC' }, async () => {
+        try {
+          await job.run(this.root)
+        } catch (e) {
+          this.root.log.error('job failed', { job: job.name, error: (e as Error).message })
+        }
+      }),
+    }))
     return this
   }
 
@@ -53,11 +54,11 @@ export class Scheduler {
   }
 
   jobs() {
-    return this.crons.map((c) => ({ name: c.name ?? '', next_run_at: c.nextRun()?.toISOString() ?? null }))
+    return this.crons.map((c) => ({ name: c.name, next_run_at: c.cron.nextRun()?.toISOString() ?? null }))
   }
 
   stop() {
-    for (const c of this.crons) c.stop()
+    for (const c of this.crons) c.cron.stop()
     this.crons = []
   }
 }
