@@ -1,6 +1,8 @@
 import type { Elysia } from 'elysia'
 import { apiKeyRoutes, keyLimitRoutes } from './api-keys/routes'
+import { contactRoutes } from './contacts/routes'
 import type { Platform } from './http/platform'
+import { topicRoutes } from './topics/routes'
 
 /** Every resource group's routes, in mount order. Adding a group is one line here. */
-export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes]
+export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes, topicRoutes, contactRoutes]

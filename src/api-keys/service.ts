@@ -249,10 +249,10 @@ async function budgetUsed(deps: Deps, row: KeyRow, periodStart: string) {
 
 /** A sending key may read its own limits; reading another key's needs full access. */
 export async function getLimits(deps: Deps, actor: Actor, id: string) {
+  const row = await findKey(deps, actor, id)
   if (actor.permission !== 'full_access' && actor.keyId !== id) {
     throw new AppError('restricted_api_key', { message: 'A sending-only key may read only its own limits.' })
   }
-  const row = await findKey(deps, actor, id)
   const now = deps.clock.now()
   const { start, end } = periodBounds(row.period, now)
   const used = await budgetUsed(deps, row, iso(start))

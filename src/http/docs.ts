@@ -58,7 +58,7 @@ export function op(s: OpSpec) {
       tags: [s.tag],
       ...(s.description ? { description: s.description } : {}),
       ...(s.auth === 'public' ? { security: [] } : {}),
-      responses,
+      'x-error-responses': responses,
       'x-auth': s.auth,
     },
   }

@@ -4,7 +4,7 @@ import { CATALOGUE } from '../errors/catalogue'
 import { VERSION } from './service'
 
 type Doc = ReturnType<typeof toOpenAPISchema>
-type Operation = { requestBody?: { content?: Record<string, unknown> }; [k: string]: unknown }
+type Operation = { requestBody?: { required?: boolean; content?: Record<string, unknown> }; [k: string]: unknown }
 
 const ErrorSchema = {
   type: 'object',
@@ -21,16 +21,32 @@ const ErrorSchema = {
   },
 }
 
+type RouteHooks = { body?: unknown; detail?: { 'x-error-responses'?: Record<string, unknown> } }
+
+/** A TypeBox schema is JSON Schema already; a JSON round trip drops TypeBox's symbol keys. */
+const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema))
+
+const openApiPath = (path: string) => path.replace(/:([^/]+)/g, '{$1}').replace(/(.)\/$/, '$1')
+
 /**
  * The OpenAPI 3.1 document, generated from the same TypeBox schemas that validate
- * requests. Bodies are JSON only, so other media types the generator lists are dropped.
+ * requests. The generator does not see bodies read by our own JSON parser, nor the
+ * error replies of `op()`, so both are filled in here from the routes themselves.
  */
 export function buildOpenApi(app: AnyElysia, baseUrl: string) {
   const { paths, components } = toOpenAPISchema(app, { staticFile: false }, undefined, undefined, '3.1.0') as Doc
-  for (const item of Object.values(paths ?? {})) {
-    for (const operation of Object.values(item as Record<string, Operation>)) {
-      const content = operation.requestBody?.content
-      if (content?.['application/json']) operation.requestBody!.content = { 'application/json': content['application/json'] }
+  const hooks = new Map<string, RouteHooks>(
+    (app.routes as { method: string; path: string; hooks: RouteHooks }[]).map((r) => [`${r.method.toLowerCase()} ${openApiPath(r.path)}`, r.hooks]),
+  )
+  for (const [path, item] of Object.entries(paths ?? {})) {
+    for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
+      const route = hooks.get(`${method} ${path}`)
+      if (operation.requestBody && route?.body) {
+        operation.requestBody = { required: true, content: { 'application/json': { schema: plain(route.body) } } }
+      }
+      const errors = operation['x-error-responses'] as Record<string, unknown> | undefined
+      delete operation['x-error-responses']
+      operation.responses = { ...(operation.responses as object), ...errors }
     }
   }
   return {

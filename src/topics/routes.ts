@@ -10,7 +10,7 @@ const tag = 'topics'
 export const topicRoutes = (platform: Platform) =>
   new Elysia({ name: 'topics', prefix: '/topics' })
     .use(platform)
-    .post('/', async ({ deps, actor, body, set }) => ((set.status = 201), svc.createTopic(deps, actor, body)), {
+    .post('', async ({ deps, actor, body, set }) => ((set.status = 201), svc.createTopic(deps, actor, body)), {
       ...op({
         id: 'createTopic',
         summary: 'Create a topic (a subscription category)',
@@ -24,7 +24,7 @@ export const topicRoutes = (platform: Platform) =>
       body: s.CreateTopic,
       response: { 201: s.Topic },
     })
-    .get('/', ({ deps, actor, query }) => svc.listTopics(deps, actor, query), {
+    .get('', ({ deps, actor, query }) => svc.listTopics(deps, actor, query), {
       ...op({ id: 'listTopics', summary: 'List topics, newest first', tag, auth: 'full', method: 'GET', errors: ['invalid_cursor'] }),
       query: s.ListTopicsQuery,
       response: { 200: s.TopicList },

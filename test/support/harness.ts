@@ -61,7 +61,7 @@ export async function harness(env: Record<string, string> = {}) {
       headers['content-type'] ??= 'application/json'
     }
     const qs = o.query
-      ? '?' + new URLSearchParams(Object.entries(o.query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])).toString()
+      ? '?' + new URLSearchParams(Object.entries(o.query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)] as [string, string])).toString()
       : ''
     const res = await app.handle(new Request(`http://localhost${path}${qs}`, { method, headers, body }))
     const text = await res.text()
