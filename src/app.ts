@@ -11,7 +11,7 @@ export function buildApp(root: RootDeps, runtime: Runtime) {
   const routes = new RouteTable()
   const p = platform(root, routes)
   let app: AnyElysia
-  app = new Elysia({ name: 'mailroom' }).use(p).use(metaRoutes(p, () => app, runtime, root.config.baseUrl))
+  app = new Elysia({ name: 'mailroom', normalize: false }).use(p).use(metaRoutes(p, () => app, runtime, root.config.baseUrl))
   for (const mod of MODULES) app = app.use(mod(p))
   for (const r of app.routes) routes.add(r.method, r.path)
   return app

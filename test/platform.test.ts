@@ -285,3 +285,31 @@ describe('idempotency', () => {
     await h.close()
   })
 })
+
+describe('strict validation', () => {
+  test('a query parameter out of range is named in details', async () => {
+    const h = await harness()
+    const r = await h.call('GET', '/api-keys', { query: { limit: 0 } })
+    expectError(r, 'validation_error', 400)
+    expect(r.body.details).toEqual([{ field: 'query.limit', message: expect.stringContaining('greater or equal to 1') }])
+    await h.close()
+  })
+
+  test('unknown body fields and query parameters are refused by name, so a typo is never silently ignored', async () => {
+    const h = await harness()
+    const body = await h.call('POST', '/api-keys', { body: { name: 'x', permision: 'sending_access' } })
+    expectError(body, 'validation_error', 400)
+    expect(body.body.details[0].field).toBe('permision')
+    const query = await h.call('GET', '/api-keys', { query: { limt: 5 } })
+    expectError(query, 'validation_error', 400)
+    expect(query.body.details[0].field).toBe('query.limt')
+    await h.close()
+  })
+
+  test('a body of the wrong JSON type is refused, not read as an empty object', async () => {
+    const h = await harness()
+    const k = await h.key({ name: 'x' })
+    expectError(await h.call('PATCH', `/api-keys/${k.id}`, { raw: '5', headers: { 'content-type': 'application/json' } }), 'validation_error', 400)
+    await h.close()
+  })
+})

@@ -5,6 +5,7 @@ import { apiKeyBudgetUsage, apiKeyUsage, apiKeys } from '../db/tables'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
+import { UUID_RE } from '../lib/ids'
 import { randomBase62, safeEqual, sha256 } from '../lib/crypto'
 import { listKey, readPage, toPage, type PageQuery } from '../lib/paging'
 import { periodBounds } from '../lib/periods'
@@ -16,7 +17,6 @@ export const TOKEN_PREFIX = 'mr_'
 export const newToken = () => TOKEN_PREFIX + randomBase62(40)
 export const hashToken = (token: string) => sha256(token)
 const shownPrefix = (token: string) => token.slice(0, 11)
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** The public shape of a key: every seed field, never the token or its hash. */
 export function toApiKey(row: KeyRow, requestCount30d: number, lastUsedAt: string | null) {

@@ -6,8 +6,9 @@ import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
+import { UUID_RE } from '../lib/ids'
 import { listKey, readPage, toPage, type PageQuery } from '../lib/paging'
-import { UUID_RE, subscribedByDefault, subscriptionOf, type SubscriptionValue } from '../topics/service'
+import { subscribedByDefault, subscriptionOf, type SubscriptionValue } from '../topics/service'
 import type { CreateContact, TopicAnswerInput, UpdateContact, UpdateContactTopics } from './schema'
 
 type ContactRow = typeof contacts.$inferSelect

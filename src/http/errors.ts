@@ -31,11 +31,27 @@ export function errorResponse(baseUrl: string, err: AppError, headers: Record<st
 
 interface ValidationLike {
   type: string
+  value?: unknown
   all?: { path?: string; message?: string; summary?: string; schema?: { error?: string } }[]
 }
 
+/**
+ * Elysia checks query parameters one by one and does not say which one failed
+ * (type `property`); the failing value names it.
+ */
+function failingQueryParam(url: string, value: unknown) {
+  for (const [k, v] of new URL(url).searchParams) if (v === String(value)) return k
+  return undefined
+}
+
 /** Turns Elysia's validation failure into 400 `validation_error` with one entry per field. */
-export function fromValidation(error: ValidationLike): AppError {
+export function fromValidation(error: ValidationLike, url: string): AppError {
+  if (error.type === 'property') {
+    const name = failingQueryParam(url, error.value)
+    const message = error.all?.[0]?.message ?? 'Invalid value'
+    const field = name ? `query.${name}` : 'query'
+    return new AppError('validation_error', { message: `Invalid \`${field}\`: ${message}.`, details: [{ field, message }] })
+  }
   const where = error.type === 'query' ? 'query' : error.type === 'params' ? 'path' : error.type === 'headers' ? 'header' : 'body'
   const seen = new Set<string>()
   const details: FieldIssue[] = []

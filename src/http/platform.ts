@@ -34,9 +34,9 @@ function clientAddress(root: RootDeps, request: Request, server: { requestIP(r: 
   return server?.requestIP(request)?.address ?? 'local'
 }
 
-function toAppError(code: string | number, error: unknown): AppError {
+function toAppError(code: string | number, error: unknown, url: string): AppError {
   if (error instanceof AppError) return error
-  if (code === 'VALIDATION') return fromValidation(error as Parameters<typeof fromValidation>[0])
+  if (code === 'VALIDATION') return fromValidation(error as Parameters<typeof fromValidation>[0], url)
   if (code === 'PARSE') {
     const cause = (error as { cause?: unknown }).cause
     return cause instanceof AppError ? cause : new AppError('validation_error', { message: 'The body could not be parsed.' })
@@ -113,7 +113,7 @@ export function platform(root: RootDeps, routes: RouteTable) {
       }
       await st.unit?.finish(false).catch(() => undefined)
       if (st.idem) await release(root.db, st.idem.accountId, st.idem.key).catch(() => undefined)
-      let err = toAppError(code, error)
+      let err = toAppError(code, error, request.url)
       const headers: Record<string, string> = { 'x-request-id': st.id }
       if (code === 'NOT_FOUND' && !st.matched) {
         const allowed = routes.methodsFor(path)

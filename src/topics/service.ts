@@ -6,13 +6,13 @@ import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
+import { UUID_RE } from '../lib/ids'
 import { listKey, readPage, toPage, type PageQuery } from '../lib/paging'
 import type { CreateTopic, UpdateTopic } from './schema'
 
 export type TopicRow = typeof topics.$inferSelect
 export type SubscriptionValue = 'opt_in' | 'opt_out'
 
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** `opt_out` topics count a silent contact in; `opt_in` topics count them out. */
 export const subscribedByDefault = (row: Pick<TopicRow, 'defaultSubscription'>) => row.defaultSubscription === 'opt_out'
