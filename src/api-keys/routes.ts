@@ -43,7 +43,7 @@ export const apiKeyRoutes = (platform: Platform) =>
       response: { 200: s.ApiKeyWithToken },
     })
     .post('/:id/resume', ({ deps, actor, params }) => svc.resumeKey(deps, actor, params.id), {
-      ...op({ id: 'resumeApiKey', summary: 'Lift a kill switch (a person only)', tag, auth: 'person', method: 'POST', errors: ['not_found', 'mfa_required', 'csrf_origin_rejected'] }),
+      ...op({ id: 'resumeApiKey', summary: 'Lift a kill switch (a person only)', tag, auth: 'person', method: 'POST', errors: ['not_found'] }),
       params: s.KeyIdParams,
       response: { 200: s.ApiKey },
     })
