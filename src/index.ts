@@ -26,6 +26,8 @@ async function main() {
   const scheduler = new Scheduler(root).start()
   const app = buildApp(root, scheduler)
   const server = app.listen({ port: config.port, maxRequestBodySize: LARGE_BODY_LIMIT + 1024 * 1024 })
+  // With PORT=0 the port is known only now; links in replies must name the real one.
+  if (!process.env.MAILROOM_BASE_URL && config.port === 0) config.baseUrl = `http://localhost:${server.server?.port}`
   root.log.info('listening', { url: `http://localhost:${server.server?.port}`, base_url: config.baseUrl, database: config.databaseUrl.replace(/\/\/[^@]*@/, '//') })
 
   let stopping = false
