@@ -104,4 +104,147 @@ CREATE TABLE `contacts` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `contacts_account_email` ON `contacts` (`account_id`,`email`);--> statement-breakpoint
-CREATE INDEX `contacts_account` ON `contacts` (`account_id`,`id`);
+CREATE INDEX `contacts_account` ON `contacts` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `domains` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`name` text NOT NULL,
+	`region` text NOT NULL,
+	`status` text NOT NULL,
+	`custom_return_path` text NOT NULL,
+	`click_tracking` integer NOT NULL,
+	`open_tracking` integer NOT NULL,
+	`tracking_subdomain` text,
+	`tls` text NOT NULL,
+	`sending_enabled` integer NOT NULL,
+	`receiving_enabled` integer NOT NULL,
+	`dkim_selector` text NOT NULL,
+	`dkim_private_key` text NOT NULL,
+	`dkim_public_key` text NOT NULL,
+	`dkim_next_selector` text,
+	`dkim_next_private_key` text,
+	`dkim_next_public_key` text,
+	`records` text NOT NULL,
+	`verified_at` text,
+	`last_checked_at` text,
+	`check_window_started_at` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `domains_account_name` ON `domains` (`account_id`,`name`);--> statement-breakpoint
+CREATE INDEX `domains_name` ON `domains` (`name`);--> statement-breakpoint
+CREATE INDEX `domains_account` ON `domains` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `account_usage` (
+	`account_id` text NOT NULL,
+	`period` text NOT NULL,
+	`sent` integer NOT NULL,
+	PRIMARY KEY(`account_id`, `period`)
+);
+--> statement-breakpoint
+CREATE TABLE `deliveries` (
+	`id` text PRIMARY KEY NOT NULL,
+	`email_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`recipient` text NOT NULL,
+	`recipient_domain` text NOT NULL,
+	`kind` text NOT NULL,
+	`state` text NOT NULL,
+	`priority` integer NOT NULL,
+	`next_attempt_at` text NOT NULL,
+	`attempts` integer NOT NULL,
+	`lease_owner` text,
+	`lease_until` text,
+	`last_code` integer,
+	`last_response` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `deliveries_due` ON `deliveries` (`state`,`priority`,`next_attempt_at`);--> statement-breakpoint
+CREATE INDEX `deliveries_email` ON `deliveries` (`email_id`);--> statement-breakpoint
+CREATE TABLE `delivery_attempts` (
+	`id` text PRIMARY KEY NOT NULL,
+	`delivery_id` text NOT NULL,
+	`email_id` text NOT NULL,
+	`started_at` text NOT NULL,
+	`duration_ms` integer NOT NULL,
+	`host` text,
+	`smtp_code` integer,
+	`enhanced_code` text,
+	`response` text,
+	`outcome` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `delivery_attempts_email` ON `delivery_attempts` (`email_id`,`started_at`);--> statement-breakpoint
+CREATE TABLE `email_attachments` (
+	`id` text PRIMARY KEY NOT NULL,
+	`email_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`filename` text NOT NULL,
+	`content_type` text NOT NULL,
+	`content_id` text,
+	`disposition` text NOT NULL,
+	`size` integer NOT NULL,
+	`content` blob NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `email_attachments_email` ON `email_attachments` (`email_id`);--> statement-breakpoint
+CREATE TABLE `email_events` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`email_id` text NOT NULL,
+	`type` text NOT NULL,
+	`recipient` text,
+	`data` text NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `email_events_email` ON `email_events` (`email_id`,`id`);--> statement-breakpoint
+CREATE INDEX `email_events_account_type` ON `email_events` (`account_id`,`type`,`created_at`);--> statement-breakpoint
+CREATE TABLE `emails` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`api_key_id` text,
+	`domain_id` text,
+	`from` text NOT NULL,
+	`from_email` text NOT NULL,
+	`to` text NOT NULL,
+	`cc` text NOT NULL,
+	`bcc` text NOT NULL,
+	`reply_to` text NOT NULL,
+	`subject` text NOT NULL,
+	`html` text,
+	`text` text,
+	`headers` text NOT NULL,
+	`tags` text NOT NULL,
+	`topic_id` text,
+	`template_id` text,
+	`broadcast_id` text,
+	`message_id` text NOT NULL,
+	`in_reply_to` text,
+	`references` text,
+	`priority` text NOT NULL,
+	`simulator` integer NOT NULL,
+	`open_tracking` integer NOT NULL,
+	`click_tracking` integer NOT NULL,
+	`scheduled_at` text,
+	`last_event` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `emails_account` ON `emails` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `emails_account_event` ON `emails` (`account_id`,`last_event`,`id`);--> statement-breakpoint
+CREATE INDEX `emails_message_id` ON `emails` (`message_id`);--> statement-breakpoint
+CREATE TABLE `suppressions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`email` text NOT NULL,
+	`reason` text NOT NULL,
+	`source_email_id` text,
+	`detail` text,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `suppressions_account_email` ON `suppressions` (`account_id`,`email`);

@@ -1,3 +1,4 @@
+import { hostname as osHostname } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 
 export interface Config {
@@ -16,6 +17,20 @@ export interface Config {
   /** The operator's account quotas in emails; unset means unlimited. A key budget may not exceed the monthly one. */
   dailyQuota?: number
   monthlyQuota?: number
+  /** This host's name: EHLO greeting, Message-ID domain, default MX and SPF target. */
+  hostname: string
+  /** How mail leaves: direct to the recipient's MX, through a relay, or stored only (development). */
+  delivery: 'mx' | 'relay' | 'capture'
+  /** smtp://user:pass@host:port or smtps://… when `delivery` is `relay`. */
+  relayUrl?: string
+  /** Port spoken to on a recipient's MX (25; tests point it at a local sink). */
+  mxPort: number
+  /** DNS servers for MX lookups and domain checks, as host:port; empty means the system's. */
+  dnsServers: string[]
+  /** The SPF mechanism domains must authorise, e.g. `ip4:203.0.113.5` or `include:_spf.example.net`; default `a:<hostname>`. */
+  spfMechanism: string
+  /** Threads that sign and send; 0 means one per core. */
+  deliveryConcurrency: number
 }
 
 export class ConfigError extends Error {}
@@ -60,6 +75,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (bootstrapKey !== undefined && !/^[A-Za-z0-9_\-]{20,200}$/.test(bootstrapKey)) {
     throw new ConfigError('MAILROOM_BOOTSTRAP_KEY must be 20 to 200 letters, digits, "_" or "-"')
   }
+  const hostname = (env.MAILROOM_HOSTNAME || osHostname()).toLowerCase()
+  if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(hostname)) throw new ConfigError(`MAILROOM_HOSTNAME must be a host name, got "${hostname}"`)
+  const delivery = (env.MAILROOM_DELIVERY || 'mx') as Config['delivery']
+  if (!['mx', 'relay', 'capture'].includes(delivery)) throw new ConfigError(`MAILROOM_DELIVERY must be mx, relay or capture, got "${env.MAILROOM_DELIVERY}"`)
+  const relayUrl = env.MAILROOM_RELAY_URL || undefined
+  if (relayUrl !== undefined && !/^smtps?:\/\/[^/]+/.test(relayUrl)) throw new ConfigError('MAILROOM_RELAY_URL must be smtp://[user:pass@]host[:port] or smtps://…')
+  if (delivery === 'relay' && !relayUrl) throw new ConfigError('MAILROOM_RELAY_URL must be set when MAILROOM_DELIVERY is relay')
+  const dnsServers = (env.MAILROOM_DNS_SERVERS || '').split(',').map((x) => x.trim()).filter(Boolean)
+  for (const d of dnsServers) {
+    if (!/^(\[[0-9a-f:]+\]|[0-9.]+)(:\d{1,5})?$/i.test(d)) throw new ConfigError(`MAILROOM_DNS_SERVERS must be a comma-separated list of ip[:port], got "${d}"`)
+  }
   return {
     port,
     dataDir,
@@ -72,5 +98,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: bool(env, 'MAILROOM_TRUST_PROXY', false),
     dailyQuota: optionalInt(env, 'MAILROOM_DAILY_QUOTA'),
     monthlyQuota: optionalInt(env, 'MAILROOM_MONTHLY_QUOTA'),
+    hostname,
+    delivery,
+    relayUrl,
+    mxPort: int(env, 'MAILROOM_MX_PORT', 25, 1, 65535),
+    dnsServers,
+    spfMechanism: env.MAILROOM_SPF_MECHANISM || `a:${hostname}`,
+    deliveryConcurrency: int(env, 'MAILROOM_DELIVERY_CONCURRENCY', 20, 1, 1000),
   }
 }
