@@ -29,8 +29,14 @@ export interface Config {
   dnsServers: string[]
   /** The SPF mechanism domains must authorise, e.g. `ip4:203.0.113.5` or `include:_spf.example.net`; default `a:<hostname>`. */
   spfMechanism: string
-  /** Threads that sign and send; 0 means one per core. */
+  /** Messages in flight at once across all destinations. */
   deliveryConcurrency: number
+  /** Sending domains an account may add; unset means unlimited. */
+  domainLimit?: number
+  /** Extra link domains refused in content (`link_domain_listed`), beside the built-in list. */
+  linkBlocklist: string[]
+  /** Extra recipient addresses or domains refused (`recipient_blocklisted`), beside the built-in list. */
+  recipientBlocklist: string[]
 }
 
 export class ConfigError extends Error {}
@@ -46,6 +52,8 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
 function optionalInt(env: Record<string, string | undefined>, name: string) {
   return env[name] ? int(env, name, 0, 1, 1_000_000_000) : undefined
 }
+
+const list = (raw: string | undefined) => (raw ?? '').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean)
 
 function bool(env: Record<string, string | undefined>, name: string, fallback: boolean) {
   const raw = env[name]?.toLowerCase()
@@ -105,5 +113,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dnsServers,
     spfMechanism: env.MAILROOM_SPF_MECHANISM || `a:${hostname}`,
     deliveryConcurrency: int(env, 'MAILROOM_DELIVERY_CONCURRENCY', 20, 1, 1000),
+    domainLimit: optionalInt(env, 'MAILROOM_DOMAIN_LIMIT'),
+    linkBlocklist: list(env.MAILROOM_LINK_BLOCKLIST),
+    recipientBlocklist: list(env.MAILROOM_RECIPIENT_BLOCKLIST),
   }
 }
