@@ -1,4 +1,5 @@
 import { createClient, type Client } from '@libsql/client'
+import { sql } from 'drizzle-orm'
 import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql'
 import { Mutex } from '../lib/mutex'
 import * as tables from './tables'
@@ -25,16 +26,82 @@ export function openClient(opts: OpenOptions): Client {
   return createClient({ url: opts.url, authToken: opts.authToken, timeout: 5000 } as Parameters<typeof createClient>[0])
 }
 
+/** One open transaction that many writers' segments share and commit together. */
+interface Group {
+  tx: Tx
+  segments: number
+  openedAt: number
+  /** Ends the transaction: commit, or roll everything back. */
+  settle(commit: boolean): void
+  /** Settles when the transaction has committed (or rejects with why it did not). */
+  done: Promise<unknown>
+}
+
+export interface GroupCommitOptions {
+  /** Segments after which a group commits even with writers waiting. */
+  maxSegments: number
+  /** Age after which a group commits at the next segment end even with writers waiting. */
+  maxAgeMs: number
+}
+
 /**
- * The database of one process. Writes in this process take one lock, so they
- * never meet SQLite's busy error against each other; readers go on in parallel
- * on other pooled connections (WAL).
+ * One writer's share of a group transaction: it holds the write lock from begin
+ * to end and works inside a savepoint, so its failure undoes only its own writes.
+ */
+export class Segment {
+  private ended = false
+
+  constructor(
+    private readonly db: Database,
+    private readonly group: Group,
+    private readonly name: string,
+    private readonly release: () => void,
+  ) {}
+
+  get tx() {
+    return this.group.tx
+  }
+
+  /** Keeps (`ok`) or undoes this segment's writes, then waits until they are durable or lost. */
+  async end(ok: boolean): Promise<void> {
+    if (this.ended) return
+    this.ended = true
+    let broken: unknown
+    try {
+      if (ok) await this.group.tx.run(sql.raw(`RELEASE ${this.name}`))
+      else {
+        await this.group.tx.run(sql.raw(`ROLLBACK TO ${this.name}`))
+        await this.group.tx.run(sql.raw(`RELEASE ${this.name}`))
+      }
+    } catch (e) {
+      // SQLite rolled the whole transaction back (disk full, I/O error): the group is lost.
+      broken = e
+    }
+    const commitNow = broken !== undefined || this.db.shouldCommit(this.group)
+    if (commitNow) this.db.closeGroup(this.group, broken === undefined)
+    this.release()
+    if (broken !== undefined) throw broken
+    await this.group.done
+  }
+}
+
+/**
+ * The database of one process. Writers take one lock in turn and write inside one
+ * shared transaction (group commit): a writer that finishes while others wait
+ * leaves the commit to the last of them, so one fsync makes many requests durable,
+ * and each still waits for that commit before it answers. Readers go on in
+ * parallel on other pooled connections (WAL).
  */
 export class Database implements Db {
   readonly base: DB
   private readonly lock = new Mutex()
+  private group?: Group
+  private seq = 0
 
-  constructor(readonly client: Client) {
+  constructor(
+    readonly client: Client,
+    private readonly opts: GroupCommitOptions = { maxSegments: 512, maxAgeMs: 20 },
+  ) {
     this.base = drizzle(client, { schema: tables })
   }
 
@@ -42,13 +109,68 @@ export class Database implements Db {
     return this.base
   }
 
-  write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.lock.run(() => this.base.transaction(fn, { behavior: 'immediate' }))
+  async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const seg = await this.begin()
+    let result: T
+    try {
+      result = await fn(seg.tx)
+    } catch (e) {
+      await seg.end(false).catch(() => undefined)
+      throw e
+    }
+    await seg.end(true)
+    return result
   }
 
-  /** Holds the write lock until `release` is called; for a request's unit of work. */
-  acquireWriteLock() {
-    return this.lock.acquire()
+  /** Takes the write lock and a savepoint in the open group, opening one if needed. */
+  async begin(): Promise<Segment> {
+    const release = await this.lock.acquire()
+    try {
+      const group = (this.group ??= await this.openGroup())
+      const name = `s${++this.seq}`
+      await group.tx.run(sql.raw(`SAVEPOINT ${name}`))
+      group.segments++
+      return new Segment(this, group, name, release)
+    } catch (e) {
+      if (this.group) this.closeGroup(this.group, false)
+      release()
+      throw e
+    }
+  }
+
+  shouldCommit(group: Group) {
+    return this.lock.waiting === 0 || group.segments >= this.opts.maxSegments || performance.now() - group.openedAt >= this.opts.maxAgeMs
+  }
+
+  /** Called with the lock held: the next writer opens a fresh group. */
+  closeGroup(group: Group, commit: boolean) {
+    if (this.group === group) this.group = undefined
+    group.settle(commit)
+  }
+
+  private async openGroup(): Promise<Group> {
+    let ready!: (tx: Tx) => void
+    let settle!: (commit: boolean) => void
+    const txReady = new Promise<Tx>((r) => (ready = r))
+    const decision = new Promise<boolean>((r) => (settle = r))
+    const done = this.base
+      .transaction(
+        async (tx) => {
+          ready(tx)
+          if (!(await decision)) tx.rollback()
+        },
+        { behavior: 'immediate' },
+      )
+      .catch((e) => {
+        // Every writer of a lost group learns it as a storage failure, not as a bug of its own.
+        throw Object.assign(new Error(`the shared write transaction was lost: ${(e as Error).message}`), { code: 'GROUP_LOST', cause: e })
+      })
+    done.catch(() => undefined)
+    // A failure to BEGIN surfaces through `done` before the transaction body runs.
+    const failed = done.then(() => new Promise<never>(() => {}))
+    failed.catch(() => {})
+    const tx = await Promise.race([txReady, failed])
+    return { tx, segments: 0, openedAt: performance.now(), settle, done }
   }
 
   close() {
@@ -57,90 +179,46 @@ export class Database implements Db {
 }
 
 /**
- * One request's changes as one transaction: opened by the first write, committed
- * by `finish` before the reply leaves (so a 2xx means committed), rolled back on
- * failure. Reads inside the request see its own uncommitted writes.
+ * One request's changes as one segment: begun by the first write, ended by
+ * `finish` before the reply leaves (so a 2xx means committed), undone on failure.
+ * Reads inside the request see its own uncommitted writes.
  */
 export class UnitOfWork implements Db {
-  private tx?: Tx
-  private opened?: Promise<Tx>
-  private settle?: (commit: boolean) => void
-  private done?: Promise<unknown>
-  private release?: () => void
+  private segment?: Promise<Segment>
+  private current?: Segment
 
   constructor(private readonly db: Database) {}
 
   get q(): Executor {
-    return this.tx ?? this.db.base
+    return this.current?.tx ?? this.db.base
   }
 
   async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return fn(await this.open())
+    this.segment ??= this.db.begin().then((s) => (this.current = s))
+    return fn((await this.segment).tx)
   }
 
-  private open(): Promise<Tx> {
-    this.opened ??= (async () => {
-      this.release = await this.db.acquireWriteLock()
-      let ready!: (tx: Tx) => void
-      const txReady = new Promise<Tx>((r) => (ready = r))
-      const decision = new Promise<boolean>((r) => (this.settle = r))
-      this.done = this.db.base
-        .transaction(
-          async (tx) => {
-            ready(tx)
-            if (!(await decision)) tx.rollback()
-          },
-          { behavior: 'immediate' },
-        )
-        .catch((e) => {
-          this.release?.()
-          this.release = undefined
-          throw e
-        })
-      // A failure to BEGIN surfaces through `done` before the transaction body runs.
-      const failed = this.done.then(() => new Promise<never>(() => {}))
-      failed.catch(() => {})
-      this.tx = await Promise.race([txReady, failed])
-      return this.tx
-    })()
-    return this.opened
-  }
-
-  /** Commits (running `last` inside the transaction first) or rolls back. */
+  /** Keeps the request's writes (running `last` inside the same transaction first) or undoes them. */
   async finish(commit: boolean, last?: (tx: Tx) => Promise<void>): Promise<void> {
-    if (!this.opened) {
+    if (!this.segment) {
       if (commit && last) await this.db.write(last)
       return
     }
-    const tx = await this.opened
-    try {
-      if (commit && last) await last(tx)
-    } catch (e) {
-      commit = false
-      this.settle!(false)
-      await this.done!.catch(() => undefined)
-      this.free()
-      throw e
+    const seg = await this.segment
+    this.segment = undefined
+    this.current = undefined
+    if (commit && last) {
+      try {
+        await last(seg.tx)
+      } catch (e) {
+        await seg.end(false).catch(() => undefined)
+        throw e
+      }
     }
-    this.settle!(commit)
-    try {
-      await this.done
-    } catch (e) {
-      if (commit) throw e
-    } finally {
-      this.free()
-    }
-  }
-
-  private free() {
-    this.release?.()
-    this.release = undefined
-    this.opened = undefined
-    this.tx = undefined
+    await seg.end(commit)
   }
 }
-
-const TRANSIENT = /^(SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|PROTOCOL)|CLIENT_CLOSED|SERVER_ERROR|HRANA_|STREAM_|TRANSACTION_TIMEOUT)/
+const TRANSIENT = /^(SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|PROTOCOL)|CLIENT_CLOSED|SERVER_ERROR|HRANA_|STREAM_|TRANSACTION_TIMEOUT|GROUP_LOST)/
 
 /**
  * A storage failure that waiting can cure (lock, disk full, server unreachable),
