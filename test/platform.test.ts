@@ -50,6 +50,14 @@ describe('the error envelope and request ids', () => {
     await h.close()
   })
 
+  test('a reply that fails its own schema is a 500 internal_server_error, not the caller’s validation_error', async () => {
+    const h = await harness()
+    const { t } = await import('elysia')
+    h.app.get('/__bad-reply', () => ({ wrong: true }) as never, { auth: 'public', response: { 200: t.Object({ object: t.Literal('thing') }) } } as never)
+    expectError(await h.call('GET', '/__bad-reply'), 'internal_server_error', 500)
+    await h.close()
+  })
+
   test('storage that cannot be reached answers 503 service_unavailable with Retry-After, not a 500', async () => {
     const h = await harness()
     h.root.db.client.close()

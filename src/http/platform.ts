@@ -36,6 +36,8 @@ function clientAddress(root: RootDeps, request: Request, server: { requestIP(r: 
 
 function toAppError(code: string | number, error: unknown, url: string): AppError {
   if (error instanceof AppError) return error
+  // A reply that fails its own schema is our bug, never the caller's.
+  if (code === 'VALIDATION' && (error as { type?: string }).type === 'response') return new AppError('internal_server_error')
   if (code === 'VALIDATION') return fromValidation(error as Parameters<typeof fromValidation>[0], url)
   if (code === 'PARSE') {
     const cause = (error as { cause?: unknown }).cause
