@@ -2,6 +2,7 @@ import { Cron } from 'croner'
 import { lt } from 'drizzle-orm'
 import type { RootDeps } from '../deps'
 import { apiKeyUsage } from '../db/tables'
+import { recheckDomains } from '../domains/service'
 import { purgeExpired } from '../http/idempotency'
 import { DAY, iso } from '../lib/clock'
 
@@ -20,6 +21,7 @@ export const JOBS: Job[] = [
     pattern: '0 23 3 * * *',
     run: (r) => r.db.write((tx) => tx.delete(apiKeyUsage).where(lt(apiKeyUsage.day, iso(r.clock.now() - 31 * DAY).slice(0, 10)))),
   },
+  { name: 'recheck-domains', pattern: '0 */5 * * * *', run: (r) => recheckDomains(r) },
 ]
 
 /** Runs the jobs in this process; a job never overlaps itself, and a failure is logged, not fatal. */

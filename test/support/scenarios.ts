@@ -25,6 +25,15 @@ export interface Scenario<C = any> {
   code?: ErrorCode
   /** Anything further to assert, for example what the change left in the database. */
   check?: (r: Reply, ctx: C, h: Harness) => Promise<void> | void
+  /** Settings for this scenario's app, beside the table's. */
+  env?: Record<string, string>
+}
+
+export interface ScenarioOptions {
+  /** Settings for every scenario's app (read when the scenario runs, so values made in beforeAll work). */
+  env?: () => Record<string, string>
+  /** Runs before and after each scenario, e.g. to reset a test server. */
+  reset?: () => void
 }
 
 async function credential(h: Harness, as: As): Promise<string | null> {
@@ -46,10 +55,11 @@ async function credential(h: Harness, as: As): Promise<string | null> {
 }
 
 /** Runs a table of scenarios, each on a fresh app and database. */
-export function scenarios(table: Scenario[]) {
+export function scenarios(table: Scenario[], opts: ScenarioOptions = {}) {
   for (const s of table) {
     test(`${s.method} ${typeof s.path === 'string' ? s.path : '…'}: ${s.name}`, async () => {
-      const h = await harness()
+      opts.reset?.()
+      const h = await harness({ ...opts.env?.(), ...s.env })
       try {
         const ctx = s.setup ? await s.setup(h) : undefined
         const path = typeof s.path === 'function' ? s.path(ctx, h) : s.path
@@ -66,6 +76,7 @@ export function scenarios(table: Scenario[]) {
         if (s.check) await s.check(r, ctx, h)
       } finally {
         await h.close()
+        opts.reset?.()
       }
     })
   }
