@@ -133,7 +133,7 @@ const ENTRIES = {
   mailbox_provider_domain: [422, 'Mailbox provider domains such as gmail.com cannot be added as sending domains.', 'Add a domain you own.'],
   onboarding_shape_refused: [422, 'The onboarding sender only sends simple messages.', 'Send plain text or simple HTML without attachments, or verify your own domain.'],
   dkim_key_mismatch: [422, 'The published DKIM key does not match this domain’s key.', 'Publish the DKIM record exactly as GET /domains/{id} shows it.'],
-  domain_check_window_expired: [422, 'The verification window for this domain has passed.', 'Run POST /domains/{id}/verify to open a new window.'],
+  domain_check_window_expired: [422, 'The verification window for this domain has passed.', 'Publish the records, then run POST /domains/{id}/verify with {"reopen": true} to open a new window.'],
   spf_conflict: [422, 'The domain publishes more than one SPF record.', 'Merge them into one `v=spf1` TXT record.'],
   spf_lookup_limit: [422, 'The SPF record needs more than 10 DNS lookups.', 'Flatten includes or remove unused ones so that at most 10 lookups remain.'],
   review_sandbox_recipient_only: [422, 'While under review the account may only send to its review recipient.', 'Send to the review address shown in GET /trust/standing.'],
