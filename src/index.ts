@@ -3,6 +3,7 @@ import { buildApp } from './app'
 import { openRoot } from './boot'
 import { ConfigError, loadConfig, type Config } from './config'
 import { LARGE_BODY_LIMIT } from './http/body'
+import { DeliveryWorker } from './delivery/worker'
 import { Scheduler } from './jobs'
 
 function configOrExit(): Config {
@@ -24,10 +25,12 @@ async function main() {
   // The one line a new operator needs, printed once, on stdout.
   if (first?.generated) console.log(`API key: ${first.token}`)
   const scheduler = new Scheduler(root).start()
-  const app = buildApp(root, scheduler)
+  const worker = new DeliveryWorker(root)
+  const app = buildApp(root, { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => worker.running })
   const server = app.listen({ port: config.port, maxRequestBodySize: LARGE_BODY_LIMIT + 1024 * 1024 })
   // With PORT=0 the port is known only now; links in replies must name the real one.
   if (!process.env.MAILROOM_BASE_URL && config.port === 0) config.baseUrl = `http://localhost:${server.server?.port}`
+  worker.start()
   root.log.info('listening', { url: `http://localhost:${server.server?.port}`, base_url: config.baseUrl, database: config.databaseUrl.replace(/\/\/[^@]*@/, '//') })
 
   let stopping = false
@@ -37,6 +40,8 @@ async function main() {
     root.log.info('stopping', { signal })
     await server.server?.stop(false)
     scheduler.stop()
+    // Messages already handed to a mail server finish; every other lease goes back for the next start.
+    await worker.stop().catch((e) => root.log.error('delivery worker did not stop cleanly', { error: (e as Error).message }))
     await root.keyUsage.flush(root.db).catch((e) => root.log.error('final usage flush failed', { error: (e as Error).message }))
     root.db.close()
     process.exit(0)

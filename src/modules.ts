@@ -1,10 +1,11 @@
 import type { Elysia } from 'elysia'
 import { apiKeyRoutes, keyLimitRoutes } from './api-keys/routes'
 import { contactRoutes } from './contacts/routes'
+import { emailRoutes } from './emails/routes'
 import { domainRoutes } from './domains/routes'
 import type { Platform } from './http/platform'
 import { suppressionRoutes } from './suppressions/routes'
 import { topicRoutes } from './topics/routes'
 
 /** Every resource group's routes, in mount order. Adding a group is one line here. */
-export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes, topicRoutes, contactRoutes, suppressionRoutes, domainRoutes]
+export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes, topicRoutes, contactRoutes, suppressionRoutes, domainRoutes, emailRoutes]

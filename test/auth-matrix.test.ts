@@ -71,6 +71,6 @@ describe('auth matrix', () => {
 })
 
 test('buildApp is pure: building twice gives the same routes', () => {
-  const again = buildApp(h.root, h.scheduler)
+  const again = buildApp(h.root, h.runtime)
   expect(again.routes.map((r) => `${r.method} ${r.path}`)).toEqual(h.app.routes.map((r) => `${r.method} ${r.path}`))
 })

@@ -12,7 +12,8 @@ export async function compile(outfile = join(root, 'dist/mailroom')): Promise<{ 
   mkdirSync(dirname(outfile), { recursive: true })
   const plugin = libsqlNativePlugin(root)
   const result = await Bun.build({
-    entrypoints: [join(root, 'src/index.ts')],
+    // The DKIM signing thread is a second entry, so the binary carries it at delivery/sign-worker.js.
+    entrypoints: [join(root, 'src/index.ts'), join(root, 'src/delivery/sign-worker.ts')],
     compile: {
       outfile,
       // The binary is configured by its environment only (a .env beside it still loads, as with `npm start`);

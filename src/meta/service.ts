@@ -1,4 +1,6 @@
-import { sql } from 'drizzle-orm'
+import { and, inArray, lte, sql } from 'drizzle-orm'
+import { deliveries } from '../db/tables'
+import { iso } from '../lib/clock'
 import type { Deps } from '../deps'
 import { AppError } from '../errors/app-error'
 
@@ -8,6 +10,8 @@ export interface Runtime {
   startedAt: number
   /** The scheduler's jobs, when the background runtime is running in this process. */
   jobs(): { name: string; next_run_at: string | null }[]
+  /** Whether this process's delivery worker is taking mail from the outbox. */
+  delivering(): boolean
 }
 
 /** Readiness: storage answers, the scheduler runs; later parts add their own checks. */
@@ -21,18 +25,29 @@ export async function status(deps: Deps, runtime: Runtime) {
     storage = { status: 'failing', detail: (e as Error).message }
   }
   const jobs = runtime.jobs()
+  const backlog = storage.status === 'ok' ? await dueDeliveries(deps) : 0
   const body = {
     object: 'status' as const,
-    status: storage.status === 'ok' && jobs.length > 0 ? ('ok' as const) : ('degraded' as const),
+    status: storage.status === 'ok' && jobs.length > 0 && runtime.delivering() ? ('ok' as const) : ('degraded' as const),
     version: VERSION,
     uptime_seconds: Math.floor((deps.clock.now() - runtime.startedAt) / 1000),
     checks: {
       storage,
       scheduler: { status: jobs.length ? ('ok' as const) : ('failing' as const), jobs },
+      delivery: { status: runtime.delivering() ? ('ok' as const) : ('failing' as const), mode: deps.config.delivery, backlog },
       smtp_listener: { status: 'not_configured' as const, detail: 'inbound SMTP is not part of this build yet' },
       webhook_dispatcher: { status: 'not_configured' as const, backlog: 0 },
     },
   }
   if (storage.status !== 'ok') throw new AppError('service_unavailable', { message: 'Storage is not answering.', extra: { status: body } })
   return body
+}
+
+/** Outbox rows due now and not yet delivered: what the worker still has to do. */
+async function dueDeliveries(deps: Deps) {
+  const [{ n }] = await deps.db.q
+    .select({ n: sql<number>`count(*)` })
+    .from(deliveries)
+    .where(and(inArray(deliveries.state, ['queued', 'deferred', 'scheduled']), lte(deliveries.nextAttemptAt, iso(deps.clock.now()))))
+  return Number(n)
 }

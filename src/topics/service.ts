@@ -1,7 +1,7 @@
 import { and, eq, ne, sql } from 'drizzle-orm'
-import type { Tx } from '../db'
+import type { Executor, Tx } from '../db'
 import { keyset } from '../db/paging'
-import { contactTopics, topics } from '../db/tables'
+import { contactTopics, contacts, topics } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
@@ -139,4 +139,20 @@ export async function deleteTopic(deps: Deps, actor: Actor, id: string) {
     await tx.delete(topics).where(eq(topics.id, row.id))
   })
   return { object: 'topic' as const, id: row.id, deleted: true }
+}
+
+/**
+ * Whether mail under a topic may go to an address: the contact's own answer when
+ * there is one, else the topic default (an opt-in topic needs a yes). An address
+ * that is no contact has said nothing, so the default decides for it too.
+ */
+export async function topicAllows(q: Executor, accountId: string, topicId: string, email: string): Promise<boolean> {
+  const [row] = await q
+    .select({ defaultSubscription: topics.defaultSubscription, answer: contactTopics.subscribed })
+    .from(topics)
+    .leftJoin(contacts, and(eq(contacts.accountId, accountId), eq(contacts.email, email.toLowerCase())))
+    .leftJoin(contactTopics, and(eq(contactTopics.topicId, topics.id), eq(contactTopics.contactId, contacts.id)))
+    .where(and(eq(topics.id, topicId), eq(topics.accountId, accountId)))
+  if (!row) return true
+  return row.answer ?? subscribedByDefault(row)
 }

@@ -12,6 +12,7 @@ import type { RootDeps } from '../../src/deps'
 import type { ErrorCode } from '../../src/errors/catalogue'
 import { ManualClock, iso } from '../../src/lib/clock'
 import type { Logger } from '../../src/lib/log'
+import { DeliveryWorker } from '../../src/delivery/worker'
 import { Scheduler } from '../../src/jobs'
 
 export interface Reply<T = any> {
@@ -49,7 +50,10 @@ export async function harness(env: Record<string, string> = {}) {
   const root: RootDeps = await openRoot(config, { clock, log: silentLog })
   const first = (await ensureFirstAccount(root))!
   const scheduler = new Scheduler(root).start()
-  const app = buildApp(root, scheduler)
+  // Not started: tests drive delivery with `worker.runOnce()` and the manual clock.
+  const worker = new DeliveryWorker(root)
+  const runtime = { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => true }
+  const app = buildApp(root, runtime)
 
   async function call<T = any>(method: string, path: string, o: CallOptions = {}): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...o.headers }
@@ -98,11 +102,14 @@ export async function harness(env: Record<string, string> = {}) {
     token: first.token,
     accountId: first.accountId,
     scheduler,
+    runtime,
+    worker,
     call,
     key,
     otherAccount,
     async close() {
       scheduler.stop()
+      await worker.stop()
       root.db.close()
       rmSync(dir, { recursive: true, force: true })
     },

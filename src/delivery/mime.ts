@@ -1,0 +1,89 @@
+import addressparser from 'nodemailer/lib/addressparser'
+import MailComposer from 'nodemailer/lib/mail-composer'
+import type { Config } from '../config'
+import { dkimSign } from './dkim'
+import type { AttachmentRow, DomainRow, EmailRow } from './types'
+import { unsubscribeToken } from './unsubscribe'
+
+export interface ComposeInput {
+  email: EmailRow
+  attachments: AttachmentRow[]
+  domain: DomainRow | null
+  config: Config
+  /** The recipient this copy is for (its List-Unsubscribe token); defaults to the first To address. */
+  recipient?: string
+  /**
+   * The deployment secret that signs List-Unsubscribe tokens (`deps.secret`). Pass it
+   * wherever the message is shown, so what is shown is what was sent.
+   */
+  secret?: string
+}
+
+/** Header fields a caller's `headers` may not set: we write them, and DKIM signs them. */
+const RESERVED = new Set([
+  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'in-reply-to', 'references', 'mime-version',
+  'content-type', 'content-transfer-encoding', 'dkim-signature', 'return-path', 'sender',
+])
+
+/** The bounce host of a domain: `<customReturnPath>.<name>`; ours for simulator sends. */
+export function returnPathHost(domain: Pick<DomainRow, 'name' | 'customReturnPath'> | null, config: Pick<Config, 'hostname'>): string {
+  return domain ? `${domain.customReturnPath}.${domain.name}` : config.hostname
+}
+
+/** The envelope sender (MAIL FROM): a VERP address on the bounce host naming the delivery, so a bounce finds its row. */
+export function bounceAddress(deliveryId: string, domain: Pick<DomainRow, 'name' | 'customReturnPath'> | null, config: Pick<Config, 'hostname'>): string {
+  return `bounces+${deliveryId}@${returnPathHost(domain, config)}`
+}
+
+/** The bare address out of `Name <a@b>` or `a@b`, lower-case. */
+export function bareAddress(value: string): string {
+  const parsed = addressparser(value, { flatten: true })
+  return (parsed[0]?.address || value).trim().toLowerCase()
+}
+
+/**
+ * The exact RFC 5322 message we send (or show): built by nodemailer's MailComposer,
+ * DKIM-signed with the domain's key when a domain is given. Never a Bcc header.
+ */
+export async function composeMessage(input: ComposeInput): Promise<Buffer> {
+  const { email, attachments, domain, config } = input
+  const headers: { key: string; value: string; prepared?: boolean }[] = []
+  for (const [key, value] of Object.entries(email.headers ?? {})) {
+    if (RESERVED.has(key.toLowerCase())) continue
+    if (email.topicId && /^list-unsubscribe(-post)?$/i.test(key)) continue
+    headers.push({ key, value: String(value) })
+  }
+  if (email.topicId) {
+    const recipient = bareAddress(input.recipient ?? email.to[0] ?? email.cc[0] ?? email.fromEmail)
+    const token = unsubscribeToken(input.secret ?? '', email.id, recipient)
+    const mailto = `mailto:unsubscribe@${returnPathHost(domain, config)}?subject=unsubscribe%3A${token}`
+    headers.push({ key: 'List-Unsubscribe', value: `<${config.baseUrl}/unsubscribe/${token}>, <${mailto}>`, prepared: true })
+    headers.push({ key: 'List-Unsubscribe-Post', value: 'List-Unsubscribe=One-Click', prepared: true })
+  }
+  const composer = new MailComposer({
+    from: email.from,
+    to: email.to.length ? email.to : undefined,
+    cc: email.cc.length ? email.cc : undefined,
+    replyTo: email.replyTo.length ? email.replyTo : undefined,
+    subject: email.subject,
+    date: new Date(email.scheduledAt ?? email.createdAt),
+    messageId: `<${email.messageId}>`,
+    inReplyTo: email.inReplyTo ?? undefined,
+    references: email.references ?? undefined,
+    headers: headers.map((h) => (h.prepared ? { key: h.key, value: { prepared: true, foldLines: true, value: h.value } } : h)) as never,
+    text: email.text ?? undefined,
+    html: email.html ?? undefined,
+    attachments: attachments.map((a) => ({
+      filename: a.filename,
+      content: a.content,
+      contentType: a.contentType,
+      cid: a.contentId ?? undefined,
+      contentDisposition: a.contentId || a.disposition === 'inline' ? 'inline' : 'attachment',
+    })),
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    newline: 'win',
+  })
+  const raw = await composer.compile().build()
+  return domain ? dkimSign(raw, domain) : raw
+}

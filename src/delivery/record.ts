@@ -1,0 +1,167 @@
+import { and, eq, inArray } from 'drizzle-orm'
+import type { Database, Tx } from '../db'
+import { deliveries, deliveryAttempts, suppressions, type EmailEventType } from '../db/tables'
+import { recordEvent } from '../emails/events'
+import type { Ids } from '../lib/ids'
+import type { Logger } from '../lib/log'
+import type { AttemptOutcome, DeliveryRow, DeliveryState } from './types'
+
+export interface OutcomeEvent {
+  type: EmailEventType
+  at: string
+  data?: Record<string, unknown>
+}
+
+/** What one processed row turns into: written in one transaction with its neighbours. */
+export interface Outcome {
+  row: DeliveryRow
+  state: DeliveryState
+  /** Whether this counts as an attempt (a circuit-breaker pause does not). */
+  countAttempt: boolean
+  nextAttemptAt?: string
+  attempt?: {
+    startedAt: string
+    durationMs: number
+    host: string | null
+    smtpCode: number | null
+    enhancedCode: string | null
+    response: string | null
+    outcome: AttemptOutcome
+  }
+  events: OutcomeEvent[]
+  suppress?: { reason: 'bounce' | 'complaint'; detail: string }
+  at: string
+}
+
+/**
+ * Group commit for outcomes: while one transaction is being written, the next
+ * outcomes gather, and all of them go in the following one. Each update checks that
+ * this worker still holds the row's lease; a row whose lease was lost is left to
+ * its new owner.
+ */
+export class Recorder {
+  private pending: { o: Outcome; done: (e?: unknown) => void }[] = []
+  private flushing: Promise<void> | null = null
+  private timer: ReturnType<typeof setTimeout> | null = null
+  /** Set by idle(): write what is pending without waiting for more. */
+  private urgent = false
+  lostLeases = 0
+
+  constructor(
+    private readonly db: Database,
+    private readonly ids: Ids,
+    private readonly log: Logger,
+    private readonly owner: string,
+    /** How long an outcome waits for company before its transaction is written. */
+    private readonly lingerMs = 20,
+    private readonly maxBatch = 500,
+  ) {}
+
+  record(o: Outcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ o, done: (e) => (e ? reject(e) : resolve()) })
+      if (this.pending.length >= this.maxBatch) this.kick()
+      else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), this.lingerMs)
+    })
+  }
+
+  /** Resolves once everything recorded so far is committed. */
+  async idle() {
+    this.urgent = true
+    try {
+      while (this.flushing || this.pending.length) {
+        this.kick()
+        await this.flushing
+      }
+    } finally {
+      this.urgent = false
+    }
+  }
+
+  private kick() {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+    if (this.flushing || !this.pending.length) return
+    this.flushing = this.drain().finally(() => {
+      this.flushing = null
+      // Outcomes that came in after the last batch was taken.
+      if (this.pending.length && !this.timer) this.timer = setTimeout(() => this.kick(), this.urgent ? 0 : this.lingerMs)
+    })
+  }
+
+  private async drain() {
+    while (this.pending.length) {
+      const batch = this.pending.splice(0, this.maxBatch)
+      let error: unknown
+      for (let attempt = 0; attempt < 5; attempt++) {
+        try {
+          await this.db.write((tx) => this.apply(tx, batch.map((b) => b.o)))
+          error = undefined
+          break
+        } catch (e) {
+          error = e
+          await Bun.sleep(50 * 2 ** attempt)
+        }
+      }
+      if (error) this.log.error('delivery outcomes could not be recorded; their rows will be retried when the lease expires', { error: (error as Error).message, rows: batch.length })
+      for (const b of batch) b.done(error)
+      // Let the next transaction gather company too, unless someone waits for it.
+      if (!this.urgent && this.pending.length && this.pending.length < this.maxBatch / 4) await Bun.sleep(this.lingerMs)
+    }
+  }
+
+  private async apply(tx: Tx, outcomes: Outcome[]) {
+    const attempts: (typeof deliveryAttempts.$inferInsert)[] = []
+    for (const o of outcomes) {
+      const r = o.row
+      const last = o.attempt
+      const updated = await tx
+        .update(deliveries)
+        .set({
+          state: o.state,
+          attempts: r.attempts + (o.countAttempt ? 1 : 0),
+          nextAttemptAt: o.nextAttemptAt ?? r.nextAttemptAt,
+          leaseOwner: null,
+          leaseUntil: null,
+          ...(last
+            ? { lastCode: last.smtpCode, lastResponse: last.outcome === 'captured' ? '250 captured (MAILROOM_DELIVERY=capture)' : last.response === null ? null : truncate(last.response, 2000) }
+            : {}),
+          updatedAt: o.at,
+        })
+        .where(and(eq(deliveries.id, r.id), eq(deliveries.leaseOwner, this.owner)))
+        .returning({ id: deliveries.id })
+      if (!updated.length) {
+        this.lostLeases++
+        this.log.error('delivery lease lost before its outcome was recorded', { delivery_id: r.id, state: o.state })
+        continue
+      }
+      if (last) attempts.push({ id: this.ids.uuid(), deliveryId: r.id, emailId: r.emailId, ...last })
+      for (const e of o.events) {
+        await recordEvent(tx, this.ids, { accountId: r.accountId, emailId: r.emailId, type: e.type, recipient: r.recipient, data: e.data ?? {}, at: e.at })
+      }
+      if (o.suppress) {
+        await tx
+          .insert(suppressions)
+          .values({ id: this.ids.uuid(), accountId: r.accountId, email: r.recipient, reason: o.suppress.reason, sourceEmailId: r.emailId, detail: truncate(o.suppress.detail, 1000), createdAt: o.at })
+          .onConflictDoNothing()
+      }
+    }
+    // One statement for all the attempts of the batch.
+    for (let i = 0; i < attempts.length; i += 50) await tx.insert(deliveryAttempts).values(attempts.slice(i, i + 50))
+  }
+}
+
+/** Hands back the leases this worker still holds (on stop), so another worker takes the rows at once. */
+export async function releaseLeases(db: Database, owner: string, ids?: string[]) {
+  if (ids && !ids.length) return
+  await db.write((tx) =>
+    tx
+      .update(deliveries)
+      .set({ leaseOwner: null, leaseUntil: null })
+      .where(ids ? and(eq(deliveries.leaseOwner, owner), inArray(deliveries.id, ids)) : eq(deliveries.leaseOwner, owner)),
+  )
+}
+
+function truncate(s: string, n: number) {
+  return s.length > n ? s.slice(0, n) : s
+}

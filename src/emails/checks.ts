@@ -1,0 +1,219 @@
+import { and, eq, inArray, sql } from 'drizzle-orm'
+import { rateLimitOf } from '../api-keys/service'
+import type { Executor, Tx } from '../db'
+import { accountUsage, apiKeyBudgetUsage, apiKeys, domains, suppressions, topics } from '../db/tables'
+import type { Deps } from '../deps'
+import type { Actor } from '../lib/actor'
+import { iso } from '../lib/clock'
+import { UUID_RE } from '../lib/ids'
+import { periodBounds } from '../lib/periods'
+import type { BucketState } from '../lib/token-bucket'
+import { errorFinding, recipientListed, type Finding } from './content'
+import type { Draft } from './draft'
+
+export type DomainRow = typeof domains.$inferSelect
+type KeyRow = typeof apiKeys.$inferSelect
+
+/** A check a send passed (or, in preflight, failed), kept with the email for /explain. */
+export interface CheckResult {
+  name: string
+  passed: boolean
+  detail?: string
+}
+
+/** Recipients on the deployment's blocklist (config only: lint runs it too). */
+export function recipientFindings(deps: Pick<Deps, 'config'>, draft: Draft): Finding[] {
+  const out: Finding[] = []
+  for (const r of draft.recipients) {
+    const entry = recipientListed(deps.config, r.address)
+    if (entry) out.push(errorFinding('recipient_blocklisted', `The recipient ${r.address} is on the recipient blocklist (${entry}).`, r.kind))
+  }
+  return out
+}
+
+export interface AccountCheck {
+  findings: Finding[]
+  checks: CheckResult[]
+  /** The sending domain row matching the from domain, when the account has one. */
+  domain: DomainRow | null
+}
+
+/** A domain may send when it is verified and its sending capability is on. */
+export const canSend = (d: DomainRow) => d.status === 'verified' && d.sendingEnabled
+
+/**
+ * What a send checks against the account, in order: the key's domain scope, the
+ * from domain (a verified sending domain of the account, unless every recipient
+ * is a simulator address), the topic, the recipient blocklist and the
+ * suppression list.
+ */
+export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Promise<AccountCheck> {
+  const findings: Finding[] = []
+  const checks: CheckResult[] = []
+  let domain: DomainRow | null = null
+  const fromDomain = draft.from?.domain
+  if (fromDomain) {
+    if (actor.domainScope && actor.domainScope.toLowerCase() !== fromDomain) {
+      findings.push(errorFinding('domain_scope_violation', `This API key may send only from ${actor.domainScope}; \`from\` is at ${fromDomain}.`, 'from'))
+      checks.push({ name: 'domain_scope', passed: false, detail: `key scoped to ${actor.domainScope}` })
+    } else {
+      checks.push({ name: 'domain_scope', passed: true, detail: actor.domainScope ? `key scoped to ${actor.domainScope}` : 'key has no domain scope' })
+    }
+    ;[domain = null] = await deps.db.q
+      .select()
+      .from(domains)
+      .where(and(eq(domains.accountId, actor.accountId), eq(domains.name, fromDomain)))
+      .limit(1)
+    if (domain && canSend(domain)) {
+      checks.push({ name: 'sending_domain', passed: true, detail: `${domain.name} is verified and may send` })
+    } else if (draft.simulator) {
+      checks.push({ name: 'sending_domain', passed: true, detail: 'every recipient is a simulator address: no verified domain needed' })
+    } else if (domain && domain.status === 'verified') {
+      findings.push(errorFinding('domain_sending_disabled', `Sending is disabled on ${domain.name}; enable it with PATCH /domains/${domain.id}.`, 'from'))
+      checks.push({ name: 'sending_domain', passed: false, detail: `${domain.name} has sending disabled` })
+    } else {
+      const why = domain ? `its status is ${domain.status}` : 'it is not a domain of this account'
+      findings.push(errorFinding('domain_not_verified', `The ${fromDomain} domain is not verified for sending: ${why}. Add and verify it at /domains, or send to simulator addresses only.`, 'from'))
+      checks.push({ name: 'sending_domain', passed: false, detail: why })
+    }
+  }
+
+  if (draft.topicId !== null) {
+    const [topic] = UUID_RE.test(draft.topicId)
+      ? await deps.db.q
+          .select({ id: topics.id })
+          .from(topics)
+          .where(and(eq(topics.accountId, actor.accountId), eq(topics.id, draft.topicId.toLowerCase())))
+      : []
+    if (!topic) findings.push(errorFinding('invalid_parameter', `\`topic_id\` ${draft.topicId} is not a topic of this account.`, 'topic_id'))
+    else checks.push({ name: 'topic', passed: true, detail: topic.id })
+  }
+
+  const listed = recipientFindings(deps, draft)
+  findings.push(...listed)
+  checks.push({ name: 'recipient_blocklist', passed: listed.length === 0 })
+
+  const addresses = draft.recipients.map((r) => r.address)
+  const suppressed = addresses.length
+    ? await deps.db.q
+        .select({ email: suppressions.email, reason: suppressions.reason })
+        .from(suppressions)
+        .where(and(eq(suppressions.accountId, actor.accountId), inArray(suppressions.email, addresses)))
+    : []
+  for (const s of suppressed) {
+    const r = draft.recipients.find((x) => x.address === s.email)!
+    findings.push(errorFinding('suppressed_recipient', `The recipient ${s.email} is on this account's suppression list (${s.reason}).`, r.kind))
+  }
+  checks.push({ name: 'suppression', passed: suppressed.length === 0, ...(suppressed.length ? { detail: suppressed.map((s) => s.email).join(', ') } : {}) })
+  return { findings, checks, domain }
+}
+
+export interface Count {
+  limit: number | null
+  used: number
+  remaining: number | null
+}
+
+/** What spending `n` emails meets: the key's budget and the account's quotas, read in `exec`. */
+export interface Ledger {
+  n: number
+  key: KeyRow | null
+  budget: (Count & { period: string; period_start: string; resets_at: string }) | null
+  daily: Count & { period: string }
+  monthly: Count & { period: string }
+}
+
+const count = (limit: number | null | undefined, used: number): Count => ({ limit: limit ?? null, used, remaining: limit === undefined || limit === null ? null : Math.max(0, limit - used) })
+
+export const dayKey = (now: number) => `day:${iso(now).slice(0, 10)}`
+export const monthKey = (now: number) => `month:${iso(now).slice(0, 7)}`
+
+export async function readLedger(exec: Executor, deps: Deps, actor: Actor, n: number, now: number): Promise<Ledger> {
+  const [key] = actor.keyId ? await exec.select().from(apiKeys).where(eq(apiKeys.id, actor.keyId)) : []
+  let budget: Ledger['budget'] = null
+  if (key) {
+    const { start, end } = periodBounds(key.period, now)
+    const [u] = await exec
+      .select({ used: apiKeyBudgetUsage.used })
+      .from(apiKeyBudgetUsage)
+      .where(and(eq(apiKeyBudgetUsage.keyId, key.id), eq(apiKeyBudgetUsage.periodStart, iso(start))))
+    budget = { ...count(key.budgetPerPeriod, u?.used ?? 0), period: key.period, period_start: iso(start), resets_at: iso(end) }
+  }
+  const periods = [dayKey(now), monthKey(now)]
+  const usage = await exec
+    .select()
+    .from(accountUsage)
+    .where(and(eq(accountUsage.accountId, actor.accountId), inArray(accountUsage.period, periods)))
+  const used = (p: string) => usage.find((u) => u.period === p)?.sent ?? 0
+  return {
+    n,
+    key: key ?? null,
+    budget,
+    daily: { ...count(deps.config.dailyQuota, used(periods[0])), period: periods[0] },
+    monthly: { ...count(deps.config.monthlyQuota, used(periods[1])), period: periods[1] },
+  }
+}
+
+/** The key budget and account quotas against `n` more emails. */
+export function ledgerFindings(l: Ledger): Finding[] {
+  const out: Finding[] = []
+  const b = l.budget
+  if (b && b.limit !== null && b.used + l.n > b.limit) {
+    out.push(
+      errorFinding(
+        'agent_budget_exceeded',
+        `This API key has used ${b.used} of its ${b.limit} emails for the ${b.period} period, which resets at ${b.resets_at}; this send needs ${l.n}.`,
+      ),
+    )
+  }
+  if (l.daily.limit !== null && l.daily.used + l.n > l.daily.limit) {
+    out.push(errorFinding('daily_quota_exceeded', `The account has sent ${l.daily.used} of its ${l.daily.limit} emails today (UTC); this send needs ${l.n}. The quota resets at the UTC day change.`))
+  }
+  if (l.monthly.limit !== null && l.monthly.used + l.n > l.monthly.limit) {
+    out.push(errorFinding('monthly_quota_exceeded', `The account has sent ${l.monthly.used} of its ${l.monthly.limit} emails this month; this send needs ${l.n}. The quota resets at the month change.`))
+  }
+  return out
+}
+
+export function ledgerChecks(l: Ledger): CheckResult[] {
+  const b = l.budget
+  return [
+    { name: 'key_budget', passed: !(b && b.limit !== null && b.used + l.n > b.limit), detail: b && b.limit !== null ? `${b.used + l.n} of ${b.limit} (${b.period})` : 'no budget set' },
+    { name: 'daily_quota', passed: !(l.daily.limit !== null && l.daily.used + l.n > l.daily.limit), detail: l.daily.limit !== null ? `${l.daily.used + l.n} of ${l.daily.limit}` : 'unlimited' },
+    { name: 'monthly_quota', passed: !(l.monthly.limit !== null && l.monthly.used + l.n > l.monthly.limit), detail: l.monthly.limit !== null ? `${l.monthly.used + l.n} of ${l.monthly.limit}` : 'unlimited' },
+  ]
+}
+
+/** Adds `n` to the key's period and the account's day and month, in the send's transaction. */
+export async function spend(tx: Tx, actor: Actor, l: Ledger) {
+  if (l.key && l.budget) {
+    await tx
+      .insert(apiKeyBudgetUsage)
+      .values({ keyId: l.key.id, periodStart: l.budget.period_start, used: l.n })
+      .onConflictDoUpdate({ target: [apiKeyBudgetUsage.keyId, apiKeyBudgetUsage.periodStart], set: { used: sql`${apiKeyBudgetUsage.used} + ${l.n}` } })
+  }
+  for (const period of [l.daily.period, l.monthly.period]) {
+    await tx
+      .insert(accountUsage)
+      .values({ accountId: actor.accountId, period, sent: l.n })
+      .onConflictDoUpdate({ target: [accountUsage.accountId, accountUsage.period], set: { sent: sql`${accountUsage.sent} + ${l.n}` } })
+  }
+}
+
+/**
+ * Each recipient is one email against the key's rate window; the request itself
+ * already spent one, so a send of `n` spends `n - 1` more. Nothing is spent when
+ * the window cannot cover it.
+ */
+export function takeRate(deps: Deps, l: Ledger, now: number): BucketState | null {
+  if (!l.key) return null
+  const limit = rateLimitOf(deps, l.key)
+  return deps.buckets.take(`key:${l.key.id}`, limit, now, Math.max(0, l.n - 1))
+}
+
+export function peekRate(deps: Deps, l: Ledger, now: number): BucketState | null {
+  if (!l.key) return null
+  return deps.buckets.peek(`key:${l.key.id}`, rateLimitOf(deps, l.key), now)
+}
+
+export const rateCode = (l: Ledger) => (l.key?.rateCeilingPerMinute !== null && l.key?.rateCeilingPerMinute !== undefined ? 'rate_ceiling_exceeded' : 'rate_limit_exceeded')

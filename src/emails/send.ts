@@ -1,0 +1,281 @@
+import type { Tx } from '../db'
+import { deliveries, emailAttachments, emails } from '../db/tables'
+import type { Deps } from '../deps'
+import { AppError } from '../errors/app-error'
+import type { Actor } from '../lib/actor'
+import { iso } from '../lib/clock'
+import type { BucketState } from '../lib/token-bucket'
+import {
+  accountChecks,
+  ledgerChecks,
+  ledgerFindings,
+  peekRate,
+  rateCode,
+  readLedger,
+  recipientFindings,
+  spend,
+  takeRate,
+  type CheckResult,
+  type DomainRow,
+  type Ledger,
+} from './checks'
+import { contentFindings, errorFinding, firstError, linksOf, type Finding } from './content'
+import { loadAttachments, mediaType, readDraft, type Draft } from './draft'
+import { recordEvent } from './events'
+import type { SendEmail } from './schema'
+
+/** A message that passed every check of its own, waiting for the account's ledger. */
+interface Prepared {
+  draft: Draft
+  domain: DomainRow | null
+  checks: CheckResult[]
+  warnings: Finding[]
+}
+
+/** Reports the key's rate window after a send spent from it, for the reply headers. */
+export type OnRate = (state: BucketState) => void
+
+const contentOf = (draft: Draft) => ({
+  subject: draft.subject,
+  html: draft.html,
+  text: draft.text,
+  attachments: draft.attachments.map((a) => ({ filename: a.filename, field: a.field })),
+})
+
+/**
+ * Everything a send checks before the ledger: the form, the attachments (fetched
+ * when `fetch`), the content rules, and the account checks. Findings come in the
+ * order a send reports them.
+ */
+async function examine(deps: Deps, actor: Actor, input: SendEmail, now: number, fetch: boolean) {
+  const { draft, findings } = readDraft(input, now)
+  if (fetch && !findings.some((f) => f.severity === 'error')) findings.push(...(await loadAttachments(draft)))
+  findings.push(...contentFindings(deps.config, contentOf(draft)))
+  const account = await accountChecks(deps, actor, draft)
+  findings.push(...account.findings)
+  return { draft, findings, account }
+}
+
+async function prepare(deps: Deps, actor: Actor, input: SendEmail, now: number): Promise<Prepared> {
+  const { draft, findings, account } = await examine(deps, actor, input, now, true)
+  const err = firstError(findings)
+  if (err) throw err
+  const checks: CheckResult[] = [
+    { name: 'form', passed: true },
+    { name: 'content_rules', passed: true, detail: `${linksOf(draft.html, draft.text).length} links checked` },
+    ...account.checks,
+  ]
+  return { draft, domain: account.domain, checks, warnings: findings.filter((f) => f.severity === 'warning') }
+}
+
+/** Spends from the ledger and writes every email, its attachments, its deliveries and its first event. */
+async function commit(deps: Deps, actor: Actor, items: Prepared[], now: number, onRate?: OnRate): Promise<string[]> {
+  const n = items.reduce((sum, p) => sum + p.draft.recipients.length, 0)
+  return deps.db.write(async (tx) => {
+    const ledger = await readLedger(tx, deps, actor, n, now)
+    const err = firstError(ledgerFindings(ledger))
+    if (err) throw err
+    const rate = takeRate(deps, ledger, now)
+    if (rate && !rate.allowed) {
+      throw new AppError(rateCode(ledger), {
+        message: `This send has ${n} recipients, one email each against the key's window of ${rate.limit} a minute, and the window holds only ${rate.remaining + 1} now; it refills over 60 seconds.`,
+      })
+    }
+    if (rate) onRate?.(rate)
+    await spend(tx, actor, ledger)
+    const ids: string[] = []
+    for (const p of items) ids.push(await writeEmail(tx, deps, actor, p, ledger, now))
+    return ids
+  })
+}
+
+async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger: Ledger, now: number) {
+  const { draft, domain } = p
+  const id = deps.ids.uuid()
+  const at = iso(now)
+  const scheduled = draft.scheduledAt !== null
+  const due = scheduled ? iso(draft.scheduledAt!) : at
+  await tx.insert(emails).values({
+    id,
+    accountId: actor.accountId,
+    apiKeyId: actor.keyId,
+    domainId: domain && domain.status === 'verified' && domain.sendingEnabled ? domain.id : null,
+    from: draft.from!.given,
+    fromEmail: draft.from!.address,
+    to: draft.to.map((a) => a.given),
+    cc: draft.cc.map((a) => a.given),
+    bcc: draft.bcc.map((a) => a.given),
+    replyTo: draft.replyTo.map((a) => a.given),
+    subject: draft.subject ?? '',
+    html: draft.html,
+    text: draft.text,
+    headers: draft.headers,
+    tags: draft.tags,
+    topicId: draft.topicId?.toLowerCase() ?? null,
+    templateId: null,
+    broadcastId: null,
+    messageId: `${id}@${deps.config.hostname}`,
+    inReplyTo: draft.inReplyTo,
+    references: draft.references,
+    priority: 'transactional',
+    simulator: draft.simulator,
+    openTracking: false,
+    clickTracking: draft.clickTracking ?? domain?.clickTracking ?? false,
+    scheduledAt: scheduled ? due : null,
+    lastEvent: scheduled ? 'scheduled' : 'queued',
+    createdAt: at,
+    updatedAt: at,
+  })
+  for (const a of draft.attachments) {
+    await tx.insert(emailAttachments).values({
+      id: deps.ids.uuid(),
+      emailId: id,
+      accountId: actor.accountId,
+      filename: a.filename,
+      contentType: mediaType(a),
+      contentId: a.contentId,
+      disposition: a.contentId ? 'inline' : 'attachment',
+      size: a.content!.length,
+      content: a.content!,
+    })
+  }
+  await tx.insert(deliveries).values(
+    draft.recipients.map((r) => ({
+      id: deps.ids.uuid(),
+      emailId: id,
+      accountId: actor.accountId,
+      recipient: r.address,
+      recipientDomain: r.domain,
+      kind: r.kind,
+      state: scheduled ? ('scheduled' as const) : ('queued' as const),
+      priority: 0,
+      nextAttemptAt: due,
+      attempts: 0,
+      leaseOwner: null,
+      leaseUntil: null,
+      lastCode: null,
+      lastResponse: null,
+      createdAt: at,
+      updatedAt: at,
+    })),
+  )
+  await recordEvent(tx, deps.ids, {
+    accountId: actor.accountId,
+    emailId: id,
+    type: scheduled ? 'scheduled' : 'queued',
+    at,
+    data: {
+      ...(scheduled ? { scheduled_at: due } : {}),
+      recipients: draft.recipients.length,
+      simulator: draft.simulator,
+      domain: domain?.name ?? draft.from!.domain,
+      checks: [...p.checks, ...ledgerChecks(ledger)],
+      warnings: p.warnings,
+      budget: ledger.budget,
+      quota: { daily: ledger.daily, monthly: ledger.monthly },
+      batch_recipients: ledger.n,
+    },
+  })
+  return id
+}
+
+/** POST /emails: one email, now or scheduled; every check passes or nothing is written or spent. */
+export async function sendEmail(deps: Deps, actor: Actor, input: SendEmail, onRate?: OnRate) {
+  const now = deps.clock.now()
+  const p = await prepare(deps, actor, input, now)
+  const [id] = await commit(deps, actor, [p], now, onRate)
+  return { object: 'email' as const, id }
+}
+
+export type BatchMode = 'strict' | 'permissive'
+
+export function batchMode(header: string | null): BatchMode {
+  const v = (header ?? 'strict').trim().toLowerCase()
+  if (v === 'strict' || v === 'permissive') return v
+  throw new AppError('invalid_parameter', { message: `The \`x-batch-validation\` header must be \`strict\` or \`permissive\`, not "${header}".` })
+}
+
+/**
+ * POST /emails/batch. Strict (the default) refuses the whole batch on the first
+ * bad email, with that email's error and its `index`. Permissive sends the good
+ * ones and lists the others in `errors`. The key budget, quotas and rate window
+ * are met by the batch as a whole: refused there, nothing is sent.
+ */
+export async function sendBatch(deps: Deps, actor: Actor, items: SendEmail[], mode: BatchMode, onRate?: OnRate) {
+  const now = deps.clock.now()
+  const ready: Prepared[] = []
+  const errors: { index: number; message: string; code: string }[] = []
+  for (const [index, item] of items.entries()) {
+    try {
+      ready.push(await prepare(deps, actor, item, now))
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e
+      if (mode === 'strict') {
+        throw new AppError(e.code, {
+          message: `Email ${index} of the batch: ${e.message}`,
+          details: (e.details ?? [{ field: '', message: e.message }]).map((d) => ({ field: `[${index}]${d.field ? `.${d.field}` : ''}`, message: d.message })),
+          extra: { index },
+        })
+      }
+      errors.push({ index, message: e.message, code: e.code })
+    }
+  }
+  const ids = ready.length ? await commit(deps, actor, ready, now, onRate) : []
+  const data = ids.map((id) => ({ id }))
+  return mode === 'permissive' ? { data, errors } : { data }
+}
+
+/** POST /emails/lint: the form, content and recipient rules of a message; no storage, no network, nothing spent. */
+export function lintEmail(deps: Deps, input: SendEmail) {
+  const { draft, findings } = readDraft(input, deps.clock.now())
+  findings.push(...contentFindings(deps.config, contentOf(draft)))
+  findings.push(...recipientFindings(deps, draft))
+  for (const a of draft.attachments) {
+    if (a.path) findings.push({ code: 'invalid_attachment', severity: 'warning', field: `${a.field}.path`, message: `${a.path} is fetched when the email is sent; lint does not fetch it.`, fix: 'Use POST /emails/preflight to fetch and check it now.' })
+  }
+  return {
+    object: 'lint' as const,
+    ok: !findings.some((f) => f.severity === 'error'),
+    findings,
+    sizes: {
+      html_bytes: Buffer.byteLength(draft.html ?? ''),
+      text_bytes: Buffer.byteLength(draft.text ?? ''),
+      attachments_bytes: draft.attachments.reduce((n, a) => n + (a.content?.length ?? 0), 0),
+    },
+    links: linksOf(draft.html, draft.text),
+  }
+}
+
+/**
+ * POST /emails/preflight: everything a send of this body by this key would check
+ * now (form, attachments, content, domain scope, sending domain, blocklist,
+ * suppression, key budget, quotas, rate window), without writing or spending.
+ */
+export async function preflightEmail(deps: Deps, actor: Actor, input: SendEmail) {
+  const now = deps.clock.now()
+  const { draft, findings, account } = await examine(deps, actor, input, now, true)
+  const ledger = await readLedger(deps.db.q, deps, actor, draft.recipients.length, now)
+  findings.push(...ledgerFindings(ledger))
+  const rate = peekRate(deps, ledger, now)
+  // The send is a request of its own: it spends one for itself and one for each further recipient.
+  if (rate && rate.remaining < Math.max(1, ledger.n)) {
+    findings.push(errorFinding(rateCode(ledger), `A send to ${ledger.n} recipients needs ${Math.max(1, ledger.n)} of the key's window; ${rate.remaining} are left now (the window refills over 60 seconds).`))
+  }
+  const d = account.domain
+  const fromDomain = draft.from?.domain
+  return {
+    object: 'preflight' as const,
+    ok: !findings.some((f) => f.severity === 'error'),
+    findings,
+    recipients: draft.recipients.length,
+    simulator: draft.simulator,
+    scheduled_at: draft.scheduledAt === null ? null : iso(draft.scheduledAt),
+    domain: fromDomain ? { id: d?.id ?? null, name: fromDomain, status: d?.status ?? null, sending_enabled: d?.sendingEnabled ?? false } : null,
+    budget: ledger.budget ? { limit: ledger.budget.limit, used: ledger.budget.used, remaining: ledger.budget.remaining, period: ledger.budget.period, resets_at: ledger.budget.resets_at } : null,
+    quota: {
+      daily: deps.config.dailyQuota === undefined ? null : { limit: ledger.daily.limit, used: ledger.daily.used, remaining: ledger.daily.remaining },
+      monthly: deps.config.monthlyQuota === undefined ? null : { limit: ledger.monthly.limit, used: ledger.monthly.used, remaining: ledger.monthly.remaining },
+    },
+    rate: { limit: rate?.limit ?? deps.config.rateLimitPerMinute, remaining: rate?.remaining ?? 0 },
+  }
+}

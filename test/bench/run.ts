@@ -1,0 +1,155 @@
+// `npm run bench`: measures Mailroom on this machine and prints each figure beside a
+// ceiling measured in the same run (never as a pass/fail test). Needs wrk and
+// Postfix's smtp-sink (Debian: apt-get install wrk postfix).
+import { createClient } from '@libsql/client'
+import { generateKeyPairSync } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { BUN, fmt, freePort, has, startProcess, stop, tempDir, waitFor, wrk } from './lib'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const DELIVER = Number(process.env.BENCH_DELIVER ?? 10_000)
+const KEY = 'mr_bench_bench_bench_bench_bench_bench_1234'
+const rows: [string, string, string, string][] = []
+const report = (what: string, value: string, ceiling: string, ratio: string) => {
+  rows.push([what, value, ceiling, ratio])
+  console.log(`  ${what}: ${value}${ceiling ? `  (ceiling ${ceiling}, ratio ${ratio})` : ''}`)
+}
+
+async function httpCeiling() {
+  const port = await freePort()
+  const p = startProcess([BUN, join(import.meta.dir, 'hello.ts')], { PORT: String(port) })
+  await waitFor(`http://127.0.0.1:${port}/`)
+  const r = await wrk(`http://127.0.0.1:${port}/`, { seconds: SECONDS })
+  await stop(p)
+  return r
+}
+
+/** Bare libSQL inserts at synchronous=FULL, one row per transaction: the storage ceiling. */
+async function insertCeiling() {
+  const dir = tempDir('libsql')
+  const c = createClient({ url: `file:${join(dir, 'x.db')}` })
+  await c.execute('PRAGMA journal_mode=WAL')
+  await c.execute('create table t (id integer primary key, body text)')
+  const body = 'x'.repeat(500)
+  let n = 0
+  const until = performance.now() + SECONDS * 1000
+  while (performance.now() < until) {
+    await c.batch([{ sql: 'insert into t (body) values (?)', args: [body] }], 'write')
+    n++
+  }
+  c.close()
+  return n / SECONDS
+}
+
+async function startMailroom(env: Record<string, string>) {
+  const port = await freePort()
+  const dir = tempDir('server')
+  const p = startProcess([BUN, 'src/index.ts'], {
+    PORT: String(port),
+    MAILROOM_DATA_DIR: dir,
+    MAILROOM_BOOTSTRAP_KEY: KEY,
+    MAILROOM_RATE_LIMIT: '100000000',
+    MAILROOM_PUBLIC_RATE_LIMIT: '100000000',
+    MAILROOM_HOSTNAME: 'bench.local',
+    ...env,
+  })
+  await waitFor(`http://127.0.0.1:${port}/health`)
+  return { p, port, dir, url: `http://127.0.0.1:${port}` }
+}
+
+const api = (base: string, method: string, path: string, body?: unknown) =>
+  fetch(base + path, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+
+async function acceptedSends() {
+  const m = await startMailroom({ MAILROOM_DELIVERY: 'capture' })
+  const script = join(m.dir, 'send.lua')
+  writeFileSync(
+    script,
+    `wrk.method = "POST"
+wrk.headers["Authorization"] = "Bearer ${KEY}"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"from":"Bench <bench@bench.test>","to":"delivered@simulator.test","subject":"Bench","text":"${'Hello from the benchmark. '.repeat(8)}"}'
+`,
+  )
+  const check = await api(m.url, 'POST', '/emails', { from: 'bench@bench.test', to: 'delivered@simulator.test', subject: 'x', text: 'y' })
+  if (check.status !== 200) throw new Error(`POST /emails answered ${check.status}: ${await check.text()}`)
+  const r = await wrk(`${m.url}/emails`, { seconds: SECONDS, script })
+  await stop(m.p)
+  return r
+}
+
+/** Mail handed to Postfix's smtp-sink through relay mode, DKIM-signed with a verified domain. */
+async function deliveredPerSecond() {
+  const sinkPort = await freePort()
+  const sink = startProcess(['smtp-sink', '-u', process.env.USER ?? 'root', `127.0.0.1:${sinkPort}`, '1000'], {})
+  await Bun.sleep(300)
+  const m = await startMailroom({ MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: `smtp://127.0.0.1:${sinkPort}` })
+  // A verified sending domain, written straight into the database: the benchmark is about delivery, not DNS.
+  const db = createClient({ url: `file:${join(m.dir, 'mailroom.db')}` })
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const account = (await db.execute('select id from accounts limit 1')).rows[0].id as string
+  const now = new Date().toISOString()
+  await db.execute({
+    sql: `insert into domains (id, account_id, name, region, status, custom_return_path, click_tracking, open_tracking, tls, sending_enabled, receiving_enabled,
+      dkim_selector, dkim_private_key, dkim_public_key, records, created_at, updated_at) values (?, ?, 'bench.test', 'us', 'verified', 'send', 0, 0, 'opportunistic', 1, 0, 'bench', ?, ?, '[]', ?, ?)`,
+    args: [crypto.randomUUID(), account, privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, publicKey.export({ type: 'spki', format: 'der' }).toString('base64'), now, now],
+  })
+  const started = performance.now()
+  for (let i = 0; i < DELIVER; i += 100) {
+    const batch = Array.from({ length: Math.min(100, DELIVER - i) }, (_, j) => ({ from: 'Bench <bench@bench.test>', to: `user${i + j}@sink.test`, subject: `Bench ${i + j}`, text: 'Hello from the benchmark. '.repeat(8) }))
+    const r = await api(m.url, 'POST', '/emails/batch', batch)
+    if (r.status !== 200) throw new Error(`POST /emails/batch answered ${r.status}: ${await r.text()}`)
+  }
+  const enqueued = performance.now()
+  let delivered = 0
+  const deadline = Date.now() + 10 * 60_000
+  while (delivered < DELIVER && Date.now() < deadline) {
+    await Bun.sleep(200)
+    delivered = Number((await db.execute("select count(*) as n from deliveries where state = 'delivered'")).rows[0].n)
+  }
+  const seconds = (performance.now() - started) / 1000
+  db.close()
+  await stop(m.p)
+  await stop(sink)
+  return { perSecond: delivered / seconds, delivered, enqueueSeconds: (enqueued - started) / 1000, seconds }
+}
+
+async function smtpSinkCeiling() {
+  if (!has('smtp-source')) return NaN
+  const sinkPort = await freePort()
+  const sink = startProcess(['smtp-sink', '-u', process.env.USER ?? 'root', `127.0.0.1:${sinkPort}`, '1000'], {})
+  await Bun.sleep(300)
+  const n = 20_000
+  const t0 = performance.now()
+  const src = startProcess(['smtp-source', '-s', '20', '-m', String(n), '-l', '5120', '-f', 'a@bench.test', '-t', 'b@sink.test', `127.0.0.1:${sinkPort}`], {})
+  await src.exited
+  const rate = n / ((performance.now() - t0) / 1000)
+  await stop(sink)
+  return rate
+}
+
+async function main() {
+  if (!has('wrk')) throw new Error('wrk is missing: apt-get install wrk')
+  console.log(`Mailroom benchmark on ${navigator.hardwareConcurrency} cores, ${SECONDS} s per load run\n`)
+  const hello = await httpCeiling()
+  report('Elysia hello (ceiling)', `${fmt(hello.requestsPerSec)} req/s`, '', '')
+  const inserts = await insertCeiling()
+  report('libSQL insert, 1 row/transaction, synchronous=FULL (ceiling)', `${fmt(inserts)} rows/s`, '', '')
+  const sends = await acceptedSends()
+  report('POST /emails accepted, 50 connections', `${fmt(sends.requestsPerSec)} /s`, `${fmt(hello.requestsPerSec)} req/s`, fmt(sends.requestsPerSec / hello.requestsPerSec, 3))
+  report('POST /emails vs one-row inserts', `${fmt(sends.requestsPerSec)} /s`, `${fmt(inserts)} rows/s`, fmt(sends.requestsPerSec / inserts, 2))
+  report('POST /emails latency p50 / p99', `${fmt(sends.p50ms, 2)} ms / ${fmt(sends.p99ms, 2)} ms`, '', '')
+  if (sends.non2xx) report('POST /emails non-2xx replies', String(sends.non2xx), '', '')
+  if (has('smtp-sink')) {
+    const ceiling = await smtpSinkCeiling()
+    const d = await deliveredPerSecond()
+    report(`delivered into smtp-sink (${fmt(d.delivered)} DKIM-signed messages via relay)`, `${fmt(d.perSecond)} msgs/s`, `${fmt(ceiling)} msgs/s smtp-source`, fmt(d.perSecond / ceiling, 3))
+  } else {
+    console.log('  smtp-sink missing (apt-get install postfix): delivery figures skipped')
+  }
+  console.log('\n| figure | value | ceiling | ratio |\n| --- | --- | --- | --- |')
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`)
+}
+
+await main()
