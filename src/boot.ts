@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { deploymentSecret } from './accounts/service'
 import { KeyUsage } from './api-keys/usage'
 import type { Config } from './config'
-import { Database, openClient } from './db'
+import { Database } from './db'
 import { migrate } from './db/migrate'
 import type { RootDeps } from './deps'
 import { systemClock, type Clock } from './lib/clock'
@@ -19,13 +19,8 @@ export interface BootOptions {
 /** Opens storage, applies the embedded migrations, and assembles the process's dependencies. */
 export async function openRoot(config: Config, opts: BootOptions = {}): Promise<RootDeps> {
   if (config.databaseUrl.startsWith('file:')) mkdirSync(config.dataDir, { recursive: true })
-  const client = openClient({ url: config.databaseUrl, authToken: config.databaseAuthToken })
-  if (config.databaseUrl.startsWith('file:')) {
-    // WAL lets readers run beside the writer; it is a property of the file, so it holds for every pooled connection.
-    await client.execute('PRAGMA journal_mode = WAL')
-  }
-  await migrate(client)
-  const db = new Database(client)
+  const db = Database.open(config.databaseUrl, config.databaseAuthToken)
+  await migrate(db)
   const clock = opts.clock ?? systemClock
   return {
     db,

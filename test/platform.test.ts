@@ -60,7 +60,7 @@ describe('the error envelope and request ids', () => {
 
   test('storage that cannot be reached answers 503 service_unavailable with Retry-After, not a 500', async () => {
     const h = await harness()
-    h.root.db.client.close()
+    h.root.db.close()
     const r = await h.call('GET', '/api-keys/' + h.root.ids.uuid(), { key: 'mr_whatever_whatever_whatever' })
     expectError(r, 'service_unavailable', 503)
     recordCode('service_unavailable')
@@ -281,12 +281,12 @@ describe('idempotency', () => {
     let claims = 0
     h.root.db.write = (async (fn: never) => {
       const out = await real(fn)
-      if (++claims === 1) await h.root.db.client.execute('ALTER TABLE idempotency_keys RENAME TO idempotency_keys_gone')
+      if (++claims === 1) await h.root.db.execute('ALTER TABLE idempotency_keys RENAME TO idempotency_keys_gone')
       return out
     }) as never
     const r = await post(h, 'atomic', created('half'))
     expect(r.status).toBeGreaterThanOrEqual(500)
-    await h.root.db.client.execute('ALTER TABLE idempotency_keys_gone RENAME TO idempotency_keys')
+    await h.root.db.execute('ALTER TABLE idempotency_keys_gone RENAME TO idempotency_keys')
     expect((await h.root.db.q.select().from(apiKeys)).length).toBe(before)
     const leftover = await h.root.db.q.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.key, 'atomic'), eq(idempotencyKeys.state, 'completed')))
     expect(leftover).toHaveLength(0)

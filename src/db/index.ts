@@ -1,12 +1,8 @@
-import { createClient, type Client } from '@libsql/client'
-import { sql } from 'drizzle-orm'
-import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql'
 import { Mutex } from '../lib/mutex'
-import * as tables from './tables'
+import { openBackend, type Backend, type DB, type OpenTx, type RawStatement, type Row, type Tx } from './backend'
 
-export type DB = LibSQLDatabase<typeof tables>
-export type Tx = Parameters<Parameters<DB['transaction']>[0]>[0]
-/** Where a query runs: the open transaction when there is one, else the pool. */
+export type { DB, Tx } from './backend'
+/** Where a query runs: the open transaction when there is one, else committed data. */
 export type Executor = DB | Tx
 
 /** What services see: read through `q`, change through `write`. */
@@ -15,26 +11,14 @@ export interface Db {
   write<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
 }
 
-export interface OpenOptions {
-  url: string
-  authToken?: string
-}
-
-export function openClient(opts: OpenOptions): Client {
-  // `timeout` is the busy timeout of each pooled connection: a second instance
-  // on the same file waits for the write lock instead of failing at once.
-  return createClient({ url: opts.url, authToken: opts.authToken, timeout: 5000 } as Parameters<typeof createClient>[0])
-}
-
 /** One open transaction that many writers' segments share and commit together. */
 interface Group {
-  tx: Tx
+  open: OpenTx
   segments: number
   openedAt: number
-  /** Ends the transaction: commit, or roll everything back. */
-  settle(commit: boolean): void
   /** Settles when the transaction has committed (or rejects with why it did not). */
-  done: Promise<unknown>
+  done: Promise<void>
+  settle(commit: boolean): void
 }
 
 export interface GroupCommitOptions {
@@ -59,7 +43,7 @@ export class Segment {
   ) {}
 
   get tx() {
-    return this.group.tx
+    return this.group.open.tx
   }
 
   /** Keeps (`ok`) or undoes this segment's writes, then waits until they are durable or lost. */
@@ -68,17 +52,16 @@ export class Segment {
     this.ended = true
     let broken: unknown
     try {
-      if (ok) await this.group.tx.run(sql.raw(`RELEASE ${this.name}`))
+      if (ok) await this.group.open.exec(`RELEASE ${this.name}`)
       else {
-        await this.group.tx.run(sql.raw(`ROLLBACK TO ${this.name}`))
-        await this.group.tx.run(sql.raw(`RELEASE ${this.name}`))
+        await this.group.open.exec(`ROLLBACK TO ${this.name}`)
+        await this.group.open.exec(`RELEASE ${this.name}`)
       }
     } catch (e) {
       // SQLite rolled the whole transaction back (disk full, I/O error): the group is lost.
       broken = e
     }
-    const commitNow = broken !== undefined || this.db.shouldCommit(this.group)
-    if (commitNow) this.db.closeGroup(this.group, broken === undefined)
+    if (broken !== undefined || this.db.shouldCommit(this.group)) this.db.closeGroup(this.group, broken === undefined)
     this.release()
     if (broken !== undefined) throw broken
     await this.group.done
@@ -89,24 +72,38 @@ export class Segment {
  * The database of one process. Writers take one lock in turn and write inside one
  * shared transaction (group commit): a writer that finishes while others wait
  * leaves the commit to the last of them, so one fsync makes many requests durable,
- * and each still waits for that commit before it answers. Readers go on in
- * parallel on other pooled connections (WAL).
+ * and each still waits for that commit before it answers. Readers see committed
+ * data only.
  */
 export class Database implements Db {
-  readonly base: DB
   private readonly lock = new Mutex()
   private group?: Group
   private seq = 0
 
   constructor(
-    readonly client: Client,
+    readonly backend: Backend,
     private readonly opts: GroupCommitOptions = { maxSegments: 512, maxAgeMs: 20 },
-  ) {
-    this.base = drizzle(client, { schema: tables })
+  ) {}
+
+  static open(url: string, authToken?: string) {
+    return new Database(openBackend(url, authToken))
   }
 
   get q(): Executor {
-    return this.base
+    return this.backend.reader
+  }
+
+  get base(): DB {
+    return this.backend.reader
+  }
+
+  /** A statement outside any group (migrations, maintenance). */
+  execute(stmt: RawStatement | string): Promise<Row[]> {
+    return this.backend.execute(typeof stmt === 'string' ? { sql: stmt } : stmt)
+  }
+
+  batch(stmts: RawStatement[]) {
+    return this.backend.batch(stmts)
   }
 
   async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -128,7 +125,7 @@ export class Database implements Db {
     try {
       const group = (this.group ??= await this.openGroup())
       const name = `s${++this.seq}`
-      await group.tx.run(sql.raw(`SAVEPOINT ${name}`))
+      await group.open.exec(`SAVEPOINT ${name}`)
       group.segments++
       return new Segment(this, group, name, release)
     } catch (e) {
@@ -149,32 +146,21 @@ export class Database implements Db {
   }
 
   private async openGroup(): Promise<Group> {
-    let ready!: (tx: Tx) => void
+    const open = await this.backend.begin()
     let settle!: (commit: boolean) => void
-    const txReady = new Promise<Tx>((r) => (ready = r))
-    const decision = new Promise<boolean>((r) => (settle = r))
-    const done = this.base
-      .transaction(
-        async (tx) => {
-          ready(tx)
-          if (!(await decision)) tx.rollback()
-        },
-        { behavior: 'immediate' },
-      )
-      .catch((e) => {
-        // Every writer of a lost group learns it as a storage failure, not as a bug of its own.
-        throw Object.assign(new Error(`the shared write transaction was lost: ${(e as Error).message}`), { code: 'GROUP_LOST', cause: e })
-      })
+    const done = new Promise<void>((resolve, reject) => {
+      settle = (commit) =>
+        open.finish(commit).then(resolve, (e) =>
+          // Every writer of a lost group learns it as a storage failure, not as a bug of its own.
+          reject(Object.assign(new Error(`the shared write transaction was lost: ${(e as Error).message}`), { code: 'GROUP_LOST', cause: e })),
+        )
+    })
     done.catch(() => undefined)
-    // A failure to BEGIN surfaces through `done` before the transaction body runs.
-    const failed = done.then(() => new Promise<never>(() => {}))
-    failed.catch(() => {})
-    const tx = await Promise.race([txReady, failed])
-    return { tx, segments: 0, openedAt: performance.now(), settle, done }
+    return { open, segments: 0, openedAt: performance.now(), done, settle }
   }
 
   close() {
-    this.client.close()
+    this.backend.close()
   }
 }
 
@@ -190,7 +176,7 @@ export class UnitOfWork implements Db {
   constructor(private readonly db: Database) {}
 
   get q(): Executor {
-    return this.current?.tx ?? this.db.base
+    return this.current?.tx ?? this.db.q
   }
 
   async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {

@@ -1,0 +1,200 @@
+import { createClient, type Client, type InStatement } from '@libsql/client'
+import { sql } from 'drizzle-orm'
+import { BetterSQLiteSession } from 'drizzle-orm/better-sqlite3/session'
+import { createTableRelationsHelpers, extractTablesRelationalConfig } from 'drizzle-orm/relations'
+import { BaseSQLiteDatabase, SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
+import { drizzle as overRemote, type LibSQLDatabase } from 'drizzle-orm/libsql'
+import Libsql from 'libsql'
+import * as tables from './tables'
+
+/** The query surface services use: the same drizzle API over either engine. */
+export type DB = LibSQLDatabase<typeof tables>
+export type Tx = DB
+
+export type Row = Record<string, unknown>
+export interface RawStatement {
+  sql: string
+  args?: (string | number | null)[]
+}
+
+/** One open transaction: queries through `tx`, savepoints through `exec`. */
+export interface OpenTx {
+  tx: Tx
+  exec(sql: string): Promise<void>
+  finish(commit: boolean): Promise<void>
+}
+
+/** Where records live: a local file (libSQL's engine in process) or a libSQL server. */
+export interface Backend {
+  readonly remote: boolean
+  /** Reads of committed data. */
+  readonly reader: DB
+  begin(): Promise<OpenTx>
+  execute(stmt: RawStatement): Promise<Row[]>
+  /** Runs the statements as one transaction. */
+  batch(stmts: RawStatement[]): Promise<void>
+  close(): void
+}
+
+const BUSY_TIMEOUT_MS = 5000
+
+/**
+ * drizzle's better-sqlite3 driver over libSQL's synchronous connection (the same
+ * API). Built from its parts: the driver module itself imports better-sqlite3,
+ * which this project does not ship.
+ */
+function overLocal(client: Libsql.Database): DB {
+  const dialect = new SQLiteSyncDialect()
+  const rel = extractTablesRelationalConfig(tables, createTableRelationsHelpers)
+  const schema = { fullSchema: tables, schema: rel.tables, tableNamesMap: rel.tableNamesMap }
+  const session = new BetterSQLiteSession(client as never, dialect, schema as never, {})
+  return new BaseSQLiteDatabase('sync', dialect, session as never, schema as never) as unknown as DB
+}
+
+/**
+ * Prepared statements reused by SQL text: drizzle prepares on every call, and
+ * preparing costs as much as running a simple query. `raw` is a mode a statement
+ * keeps, so every call sets the mode it needs.
+ */
+function withStatementCache(db: Libsql.Database, isOpen: () => boolean, max = 1000): Libsql.Database {
+  const cache = new Map<string, Libsql.Statement<unknown[]>>()
+  const prepare = (text: string) => {
+    // A cached statement would still answer after close(); a closed database must not.
+    if (!isOpen()) throw Object.assign(new Error('The database is closed'), { code: 'CLIENT_CLOSED' })
+    let stmt = cache.get(text)
+    if (!stmt) {
+      stmt = db.prepare(text) as Libsql.Statement<unknown[]>
+      cache.set(text, stmt)
+      if (cache.size > max) cache.delete(cache.keys().next().value!)
+    }
+    const s = stmt
+    const rows = (raw: boolean) => (s.reader ? s.raw(raw) : s)
+    return {
+      run: (...p: unknown[]) => s.run(...p),
+      all: (...p: unknown[]) => rows(false).all(...p),
+      get: (...p: unknown[]) => rows(false).get(...p),
+      raw: () => ({ all: (...p: unknown[]) => rows(true).all(...p), get: (...p: unknown[]) => rows(true).get(...p) }),
+    }
+  }
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'prepare') return prepare
+      const v = Reflect.get(target, prop)
+      return typeof v === 'function' ? v.bind(target) : v
+    },
+  })
+}
+
+/**
+ * A local file through libSQL's synchronous API: one connection writes, one reads
+ * (WAL lets the reader see committed data while the writer holds a transaction).
+ * Queries take microseconds, so running them on the event loop costs less than the
+ * promise machinery an asynchronous client adds to each.
+ */
+export function localBackend(path: string): Backend {
+  const writer = new Libsql(path, { timeout: BUSY_TIMEOUT_MS } as never)
+  writer.exec('PRAGMA journal_mode = WAL')
+  writer.exec('PRAGMA synchronous = FULL')
+  const reader = new Libsql(path, { timeout: BUSY_TIMEOUT_MS } as never)
+  let open = true
+  const isOpen = () => open
+  const txDb = overLocal(withStatementCache(writer, isOpen))
+  const readDb = overLocal(withStatementCache(reader, isOpen))
+  const run = (s: RawStatement) => {
+    const stmt = writer.prepare(s.sql)
+    return (stmt.reader ? stmt.all(...(s.args ?? [])) : (stmt.run(...(s.args ?? [])), [])) as Row[]
+  }
+  return {
+    remote: false,
+    reader: readDb,
+    async begin() {
+      writer.exec('BEGIN IMMEDIATE')
+      return {
+        tx: txDb,
+        exec: async (text) => void writer.exec(text),
+        async finish(commit) {
+          try {
+            writer.exec(commit ? 'COMMIT' : 'ROLLBACK')
+          } catch (e) {
+            // A failed COMMIT can leave the transaction open: end it so the connection stays usable.
+            if (writer.inTransaction) writer.exec('ROLLBACK')
+            throw e
+          }
+        },
+      }
+    },
+    async execute(s) {
+      return run(s)
+    },
+    async batch(stmts) {
+      writer.exec('BEGIN IMMEDIATE')
+      try {
+        for (const s of stmts) run(s)
+        writer.exec('COMMIT')
+      } catch (e) {
+        if (writer.inTransaction) writer.exec('ROLLBACK')
+        throw e
+      }
+    },
+    close() {
+      open = false
+      writer.close()
+      reader.close()
+    },
+  }
+}
+
+/** A libSQL server (libsql://, http(s)://, ws(s)://) through @libsql/client. */
+export function remoteBackend(url: string, authToken?: string): Backend {
+  const client: Client = createClient({ url, authToken })
+  const db = overRemote(client, { schema: tables })
+  return {
+    remote: true,
+    reader: db,
+    async begin() {
+      let ready!: (tx: Tx) => void
+      let settle!: (commit: boolean) => void
+      const txReady = new Promise<Tx>((r) => (ready = r))
+      const decision = new Promise<boolean>((r) => (settle = r))
+      const done = db.transaction(
+        async (tx) => {
+          ready(tx as unknown as Tx)
+          if (!(await decision)) tx.rollback()
+        },
+        { behavior: 'immediate' },
+      )
+      done.catch(() => undefined)
+      // A failure to BEGIN surfaces through `done` before the transaction body runs.
+      const failed = done.then(() => new Promise<never>(() => {}))
+      failed.catch(() => {})
+      const tx = await Promise.race([txReady, failed])
+      return {
+        tx,
+        exec: async (text) => void (await tx.run(sql.raw(text))),
+        async finish(commit) {
+          settle(commit)
+          try {
+            await done
+          } catch (e) {
+            if (commit) throw e
+          }
+        },
+      }
+    },
+    async execute(s) {
+      const r = await client.execute({ sql: s.sql, args: s.args ?? [] } as InStatement)
+      return r.rows as unknown as Row[]
+    },
+    async batch(stmts) {
+      await client.batch(stmts.map((s) => ({ sql: s.sql, args: s.args ?? [] })) as InStatement[], 'write')
+    },
+    close() {
+      client.close()
+    },
+  }
+}
+
+export function openBackend(url: string, authToken?: string): Backend {
+  if (url.startsWith('file:')) return localBackend(url.slice('file:'.length))
+  return remoteBackend(url, authToken)
+}
