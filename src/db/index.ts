@@ -26,6 +26,8 @@ export interface GroupCommitOptions {
   maxSegments: number
   /** Age after which a group commits at the next segment end even with writers waiting. */
   maxAgeMs: number
+  /** How long an idle group stays open for requests still in flight to join it. */
+  joinWindowMs: number
 }
 
 /**
@@ -61,7 +63,8 @@ export class Segment {
       // SQLite rolled the whole transaction back (disk full, I/O error): the group is lost.
       broken = e
     }
-    if (broken !== undefined || this.db.shouldCommit(this.group)) this.db.closeGroup(this.group, broken === undefined)
+    if (broken !== undefined) this.db.closeGroup(this.group, false)
+    else this.db.segmentEnded(this.group)
     this.release()
     if (broken !== undefined) throw broken
     await this.group.done
@@ -79,10 +82,13 @@ export class Database implements Db {
   private readonly lock = new Mutex()
   private group?: Group
   private seq = 0
+  /** Requests whose unit of work has not finished: writers that may still join a group. */
+  private inFlight = 0
+  private joinTimer?: ReturnType<typeof setTimeout>
 
   constructor(
     readonly backend: Backend,
-    private readonly opts: GroupCommitOptions = { maxSegments: 512, maxAgeMs: 20 },
+    private readonly opts: GroupCommitOptions = { maxSegments: 512, maxAgeMs: 20, joinWindowMs: 3 },
   ) {}
 
   static open(url: string, authToken?: string) {
@@ -135,13 +141,40 @@ export class Database implements Db {
     }
   }
 
-  shouldCommit(group: Group) {
-    return this.lock.waiting === 0 || group.segments >= this.opts.maxSegments || performance.now() - group.openedAt >= this.opts.maxAgeMs
+  /** Counts a request that may write, so an idle group waits for it a moment instead of committing alone. */
+  track(delta: 1 | -1) {
+    this.inFlight += delta
+  }
+
+  /**
+   * Called with the lock held when a segment has ended. The group commits now if
+   * it is full or old, or if no other writer is queued or in flight; otherwise it
+   * stays open, for the next writer in the queue or, for a few milliseconds, for
+   * requests still on their way to their first write.
+   */
+  segmentEnded(group: Group) {
+    const age = performance.now() - group.openedAt
+    if (group.segments >= this.opts.maxSegments || age >= this.opts.maxAgeMs) return this.closeGroup(group, true)
+    if (this.lock.waiting > 0) return
+    if (this.inFlight > 1 && this.opts.joinWindowMs > 0) {
+      this.joinTimer ??= setTimeout(() => void this.commitIdle(group), this.opts.joinWindowMs)
+      return
+    }
+    this.closeGroup(group, true)
+  }
+
+  private async commitIdle(group: Group) {
+    const release = await this.lock.acquire()
+    this.joinTimer = undefined
+    if (this.group === group) this.closeGroup(group, true)
+    release()
   }
 
   /** Called with the lock held: the next writer opens a fresh group. */
   closeGroup(group: Group, commit: boolean) {
     if (this.group === group) this.group = undefined
+    if (this.joinTimer) clearTimeout(this.joinTimer)
+    this.joinTimer = undefined
     group.settle(commit)
   }
 
@@ -172,8 +205,11 @@ export class Database implements Db {
 export class UnitOfWork implements Db {
   private segment?: Promise<Segment>
   private current?: Segment
+  private done = false
 
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database) {
+    db.track(1)
+  }
 
   get q(): Executor {
     return this.current?.tx ?? this.db.q
@@ -186,6 +222,10 @@ export class UnitOfWork implements Db {
 
   /** Keeps the request's writes (running `last` inside the same transaction first) or undoes them. */
   async finish(commit: boolean, last?: (tx: Tx) => Promise<void>): Promise<void> {
+    if (!this.done) {
+      this.done = true
+      this.db.track(-1)
+    }
     if (!this.segment) {
       if (commit && last) await this.db.write(last)
       return
