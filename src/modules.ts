@@ -6,6 +6,7 @@ import { domainRoutes } from './domains/routes'
 import type { Platform } from './http/platform'
 import { suppressionRoutes } from './suppressions/routes'
 import { topicRoutes } from './topics/routes'
+import { trackingRoutes } from './tracking/routes'
 
 /** Every resource group's routes, in mount order. Adding a group is one line here. */
-export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes, topicRoutes, contactRoutes, suppressionRoutes, domainRoutes, emailRoutes]
+export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes, topicRoutes, contactRoutes, suppressionRoutes, domainRoutes, emailRoutes, trackingRoutes]

@@ -4,6 +4,7 @@ import type { Config } from '../config'
 import { dkimSign } from './dkim'
 import type { AttachmentRow, DomainRow, EmailRow } from './types'
 import { unsubscribeToken } from './unsubscribe'
+import { trackHtml, trackingFor } from '../tracking/links'
 
 export interface ComposeInput {
   email: EmailRow
@@ -42,6 +43,14 @@ export function bareAddress(value: string): string {
 }
 
 /**
+ * Whether each recipient gets a copy of their own (List-Unsubscribe token, tracked
+ * links and pixel name the recipient), so a composed message must not be shared.
+ */
+export function personalCopy(email: Pick<EmailRow, 'topicId' | 'html' | 'clickTracking' | 'openTracking'>, domain: DomainRow | null): boolean {
+  return !!email.topicId || trackingFor(email, domain) !== null
+}
+
+/**
  * The exact RFC 5322 message we send (or show): built by nodemailer's MailComposer,
  * DKIM-signed with the domain's key when a domain is given. Never a Bcc header.
  */
@@ -53,8 +62,8 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     if (email.topicId && /^list-unsubscribe(-post)?$/i.test(key)) continue
     headers.push({ key, value: String(value) })
   }
+  const recipient = bareAddress(input.recipient ?? email.to[0] ?? email.cc[0] ?? email.fromEmail)
   if (email.topicId) {
-    const recipient = bareAddress(input.recipient ?? email.to[0] ?? email.cc[0] ?? email.fromEmail)
     const token = unsubscribeToken(input.secret ?? '', email.id, recipient)
     const mailto = `mailto:unsubscribe@${returnPathHost(domain, config)}?subject=unsubscribe%3A${token}`
     headers.push({ key: 'List-Unsubscribe', value: `<${config.baseUrl}/unsubscribe/${token}>, <${mailto}>`, prepared: true })
@@ -72,7 +81,7 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     references: email.references ?? undefined,
     headers: headers.map((h) => (h.prepared ? { key: h.key, value: { prepared: true, foldLines: true, value: h.value } } : h)) as never,
     text: email.text ?? undefined,
-    html: email.html ?? undefined,
+    html: trackedHtml(email, domain, recipient, input.secret ?? '') ?? undefined,
     attachments: attachments.map((a) => ({
       filename: a.filename,
       content: a.content,
@@ -86,4 +95,11 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   })
   const raw = await composer.compile().build()
   return domain ? dkimSign(raw, domain) : raw
+}
+
+/** The HTML part with click and open tracking applied when the email asks for it and the domain's tracking host verified. */
+function trackedHtml(email: EmailRow, domain: DomainRow | null, recipient: string, secret: string): string | null {
+  const tracking = trackingFor(email, domain)
+  if (!email.html || !tracking) return email.html
+  return trackHtml(email.html, { ...tracking, secret, emailId: email.id, recipient })
 }

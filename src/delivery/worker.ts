@@ -21,7 +21,7 @@ import type { RootDeps } from '../deps'
 import { isSimulatorAddress, simulatorBehaviour } from '../emails/simulator'
 import { iso } from '../lib/clock'
 import { topicAllows } from '../topics/service'
-import { bounceAddress, composeMessage } from './mime'
+import { bounceAddress, composeMessage, personalCopy } from './mime'
 import { Recorder, releaseLeases, type Outcome, type OutcomeEvent } from './record'
 import { CircuitBreaker, classifyBounce, nextRetry } from './retry'
 import { simulate } from './simulate'
@@ -374,8 +374,8 @@ export class DeliveryWorker {
 
     let raw: Buffer
     try {
-      // One build (and one signature) per email, unless List-Unsubscribe makes each copy personal.
-      const key = email.topicId ? `${email.id}\n${row.recipient}` : email.id
+      // One build (and one signature) per email, unless unsubscribe tokens or tracked links make each copy personal.
+      const key = personalCopy(email, domain) ? `${email.id}\n${row.recipient}` : email.id
       let p = batch.composed.get(key)
       if (!p) {
         p = composeMessage({ email, attachments: batch.attachments.get(email.id) ?? [], domain, config: this.root.config, recipient: row.recipient, secret: this.root.secret })

@@ -23,6 +23,35 @@ export function bodyLimit(method: string, path: string) {
 const isJson = (contentType: string) => /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(contentType)
 
 /**
+ * Recipient-facing forms, not API operations: the one-click unsubscribe POST (RFC 8058
+ * sends `List-Unsubscribe=One-Click` as a form) and the preference page. They take an
+ * HTML form body (url-encoded or multipart) read as `{name: value | value[]}`; any
+ * other body is ignored there, so a mailbox provider's POST is never refused for its type.
+ */
+const FORM = [/^POST \/unsubscribe\/[^/]+(\/preferences)?$/]
+
+export const isFormRoute = (method: string, path: string) => FORM.some((r) => r.test(`${method} ${path}`))
+
+async function parseForm(buf: ArrayBuffer, contentType: string): Promise<Record<string, string | string[]>> {
+  const out: Record<string, string | string[]> = {}
+  const add = (k: string, v: string) => {
+    const had = out[k]
+    out[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v]
+  }
+  if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
+    for (const [k, v] of new URLSearchParams(new TextDecoder().decode(buf))) add(k, v)
+  } else if (/^multipart\/form-data/i.test(contentType)) {
+    try {
+      const form = await new Response(buf, { headers: { 'content-type': contentType } }).formData()
+      for (const [k, v] of form) if (typeof v === 'string') add(k, v)
+    } catch {
+      // A malformed multipart body carries nothing we need: the token is in the path.
+    }
+  }
+  return out
+}
+
+/**
  * JSON only. An empty body is `{}` whatever its content type (Resend's SDK sends
  * `Content-Type: application/json` on body-less calls); a body that is not JSON
  * answers 415; one over the route's limit answers 413 before it is parsed.
@@ -33,9 +62,10 @@ export async function parseJsonBody(request: Request, path: string): Promise<unk
   if (declared > limit) throw new AppError('payload_too_large', { message: `The body is larger than ${limit / MB} MB, the limit of this operation.` })
   const buf = await request.arrayBuffer()
   if (buf.byteLength > limit) throw new AppError('payload_too_large', { message: `The body is larger than ${limit / MB} MB, the limit of this operation.` })
+  const contentType = request.headers.get('content-type') ?? ''
+  if (isFormRoute(request.method, path)) return parseForm(buf, contentType)
   const text = new TextDecoder().decode(buf)
   if (text.trim() === '') return {}
-  const contentType = request.headers.get('content-type') ?? ''
   if (!isJson(contentType)) {
     throw new AppError('unsupported_media_type', { message: `The body must be JSON; got ${contentType ? `\`${contentType}\`` : 'no Content-Type'}.` })
   }
