@@ -247,4 +247,81 @@ CREATE TABLE `suppressions` (
 	`created_at` text NOT NULL
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `suppressions_account_email` ON `suppressions` (`account_id`,`email`);
+CREATE UNIQUE INDEX `suppressions_account_email` ON `suppressions` (`account_id`,`email`);--> statement-breakpoint
+CREATE TABLE `inbound_attachments` (
+	`id` text PRIMARY KEY NOT NULL,
+	`email_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`filename` text NOT NULL,
+	`content_type` text NOT NULL,
+	`content_id` text,
+	`disposition` text NOT NULL,
+	`size` integer NOT NULL,
+	`content` blob NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `inbound_attachments_email` ON `inbound_attachments` (`email_id`);--> statement-breakpoint
+CREATE TABLE `inbound_emails` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`raw_id` text NOT NULL,
+	`domain_id` text NOT NULL,
+	`thread_id` text NOT NULL,
+	`from` text NOT NULL,
+	`from_email` text NOT NULL,
+	`to` text NOT NULL,
+	`cc` text NOT NULL,
+	`bcc` text NOT NULL,
+	`reply_to` text NOT NULL,
+	`received_for` text NOT NULL,
+	`subject` text NOT NULL,
+	`html` text,
+	`text` text,
+	`headers` text NOT NULL,
+	`message_id` text NOT NULL,
+	`in_reply_to` text,
+	`references` text NOT NULL,
+	`auth` text NOT NULL,
+	`size` integer NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `inbound_emails_account` ON `inbound_emails` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `inbound_emails_thread` ON `inbound_emails` (`thread_id`);--> statement-breakpoint
+CREATE UNIQUE INDEX `inbound_emails_raw_account` ON `inbound_emails` (`raw_id`,`account_id`);--> statement-breakpoint
+CREATE TABLE `inbound_raw` (
+	`id` text PRIMARY KEY NOT NULL,
+	`kind` text NOT NULL,
+	`state` text NOT NULL,
+	`remote_address` text NOT NULL,
+	`helo` text,
+	`mail_from` text,
+	`rcpt_to` text NOT NULL,
+	`size` integer NOT NULL,
+	`raw` blob NOT NULL,
+	`detail` text,
+	`received_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `inbound_raw_state` ON `inbound_raw` (`state`);--> statement-breakpoint
+CREATE TABLE `thread_messages` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`thread_id` text NOT NULL,
+	`message_id` text NOT NULL,
+	`direction` text NOT NULL,
+	`email_id` text NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `thread_messages_account_message` ON `thread_messages` (`account_id`,`message_id`,`email_id`);--> statement-breakpoint
+CREATE INDEX `thread_messages_thread` ON `thread_messages` (`thread_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `threads` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`subject` text NOT NULL,
+	`last_message_at` text NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `threads_account` ON `threads` (`account_id`,`id`);

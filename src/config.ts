@@ -37,6 +37,18 @@ export interface Config {
   linkBlocklist: string[]
   /** Extra recipient addresses or domains refused (`recipient_blocklisted`), beside the built-in list. */
   recipientBlocklist: string[]
+  /** The inbound SMTP listener: port (0 picks a free one) and address. */
+  smtpPort: number
+  smtpHost: string
+  /** PEM files for STARTTLS; unset means a self-signed certificate generated at start. */
+  smtpTlsCert?: string
+  smtpTlsKey?: string
+  /** Largest message accepted, in bytes (SIZE); larger ones answer 552. */
+  smtpMaxSize: number
+  /** Open connections allowed from one client address at once. */
+  smtpMaxConnectionsPerAddress: number
+  /** Messages one client address may hand over per minute. */
+  smtpMessagesPerMinute: number
 }
 
 export class ConfigError extends Error {}
@@ -94,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const d of dnsServers) {
     if (!/^(\[[0-9a-f:]+\]|[0-9.]+)(:\d{1,5})?$/i.test(d)) throw new ConfigError(`MAILROOM_DNS_SERVERS must be a comma-separated list of ip[:port], got "${d}"`)
   }
+  if (Boolean(env.MAILROOM_SMTP_TLS_CERT) !== Boolean(env.MAILROOM_SMTP_TLS_KEY)) throw new ConfigError('MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY must be set together')
   return {
     port,
     dataDir,
@@ -116,5 +129,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     domainLimit: optionalInt(env, 'MAILROOM_DOMAIN_LIMIT'),
     linkBlocklist: list(env.MAILROOM_LINK_BLOCKLIST),
     recipientBlocklist: list(env.MAILROOM_RECIPIENT_BLOCKLIST),
+    smtpPort: int(env, 'MAILROOM_SMTP_PORT', 2525, 0, 65535),
+    smtpHost: env.MAILROOM_SMTP_HOST || '0.0.0.0',
+    smtpTlsCert: env.MAILROOM_SMTP_TLS_CERT || undefined,
+    smtpTlsKey: env.MAILROOM_SMTP_TLS_KEY || undefined,
+    smtpMaxSize: int(env, 'MAILROOM_SMTP_MAX_SIZE', 40 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    smtpMaxConnectionsPerAddress: int(env, 'MAILROOM_SMTP_MAX_CONNECTIONS', 10, 1, 100_000),
+    smtpMessagesPerMinute: int(env, 'MAILROOM_SMTP_RATE_LIMIT', 60, 1, 1_000_000),
   }
 }

@@ -5,6 +5,8 @@ import { ConfigError, loadConfig, type Config } from './config'
 import { LARGE_BODY_LIMIT } from './http/body'
 import { DeliveryWorker } from './delivery/worker'
 import { Scheduler } from './jobs'
+import { startInbound, type InboundListener } from './inbound/server'
+import type { Runtime } from './meta/service'
 
 function configOrExit(): Config {
   try {
@@ -26,11 +28,22 @@ async function main() {
   if (first?.generated) console.log(`API key: ${first.token}`)
   const scheduler = new Scheduler(root).start()
   const worker = new DeliveryWorker(root)
-  const app = buildApp(root, { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => worker.running })
+  const runtime: Runtime = { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => worker.running }
+  const app = buildApp(root, runtime)
   const server = app.listen({ port: config.port, maxRequestBodySize: LARGE_BODY_LIMIT + 1024 * 1024 })
   // With PORT=0 the port is known only now; links in replies must name the real one.
   if (!process.env.MAILROOM_BASE_URL && config.port === 0) config.baseUrl = `http://localhost:${server.server?.port}`
   worker.start()
+  // Inbound SMTP after the HTTP server; a port already taken leaves the API up and /status degraded.
+  let smtp: InboundListener | undefined
+  try {
+    smtp = await startInbound(root)
+    runtime.smtp = () => smtp!.status()
+  } catch (e) {
+    const detail = `the SMTP listener could not start on ${config.smtpHost}:${config.smtpPort}: ${(e as Error).message}`
+    root.log.error('smtp listener did not start', { error: detail })
+    runtime.smtp = () => ({ status: 'failing', port: config.smtpPort, detail })
+  }
   root.log.info('listening', { url: `http://localhost:${server.server?.port}`, base_url: config.baseUrl, database: config.databaseUrl.replace(/\/\/[^@]*@/, '//') })
 
   let stopping = false
@@ -39,6 +52,8 @@ async function main() {
     stopping = true
     root.log.info('stopping', { signal })
     await server.server?.stop(false)
+    // Sessions in progress finish (up to 5 s); a message accepted is already stored.
+    await smtp?.close().catch((e) => root.log.error('smtp listener did not stop cleanly', { error: (e as Error).message }))
     scheduler.stop()
     // Messages already handed to a mail server finish; every other lease goes back for the next start.
     await worker.stop().catch((e) => root.log.error('delivery worker did not stop cleanly', { error: (e as Error).message }))

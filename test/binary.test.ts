@@ -31,7 +31,7 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true })
 })
 
-const env = (port: number, extra: Record<string, string> = {}) => ({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, TMPDIR: tmp, PORT: String(port), ...extra })
+const env = (port: number, extra: Record<string, string> = {}) => ({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, TMPDIR: tmp, PORT: String(port), MAILROOM_SMTP_PORT: '0', ...extra })
 
 async function listKeys(url: string, key: string) {
   const res = await fetch(`${url}/api-keys`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(5000) })

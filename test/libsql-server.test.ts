@@ -45,7 +45,7 @@ function jwtAuth() {
   }
 }
 
-const env = (extra: Record<string, string>) => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmpdir(), ...extra })
+const env = (extra: Record<string, string>) => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmpdir(), MAILROOM_SMTP_PORT: '0', ...extra })
 
 async function startSqld(publicKey: string): Promise<{ p: Started; url: string }> {
   const port = freePort()

@@ -27,7 +27,7 @@ const home = tempDir()
 
 /** Only what a shell would give it, plus the settings under test: no MAILROOM_* leaks in from the runner. */
 function envFor(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmpdir(), ...extra }
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmpdir(), MAILROOM_SMTP_PORT: '0', ...extra }
 }
 
 async function boot(cwd: string, extra: Record<string, string> = {}): Promise<{ p: Started; url: string }> {

@@ -12,7 +12,7 @@ export const Status = t.Object({
     storage: t.Composite([Check, t.Object({ latency_ms: t.Optional(t.Number()) })]),
     scheduler: t.Composite([Check, t.Object({ jobs: t.Array(t.Object({ name: t.String(), next_run_at: t.Nullable(t.String()) })) })]),
     delivery: t.Composite([Check, t.Object({ mode: t.String(), backlog: t.Integer({ description: 'outbox rows due and not yet delivered' }) })]),
-    smtp_listener: Check,
+    smtp_listener: t.Composite([Check, t.Object({ port: t.Optional(t.Integer({ description: 'the port it listens on' })) })]),
     webhook_dispatcher: t.Composite([Check, t.Object({ backlog: t.Integer() })]),
   }),
 })

@@ -12,6 +12,8 @@ export interface Runtime {
   jobs(): { name: string; next_run_at: string | null }[]
   /** Whether this process's delivery worker is taking mail from the outbox. */
   delivering(): boolean
+  /** The inbound SMTP listener of this process, when one was started. */
+  smtp?: () => { status: 'ok' | 'failing'; port: number; detail?: string }
 }
 
 /** Readiness: storage answers, the scheduler runs; later parts add their own checks. */
@@ -26,16 +28,18 @@ export async function status(deps: Deps, runtime: Runtime) {
   }
   const jobs = runtime.jobs()
   const backlog = storage.status === 'ok' ? await dueDeliveries(deps) : 0
+  const smtp = runtime.smtp?.()
+  const smtpListener = smtp ?? { status: 'not_configured' as const, detail: 'no SMTP listener runs in this process' }
   const body = {
     object: 'status' as const,
-    status: storage.status === 'ok' && jobs.length > 0 && runtime.delivering() ? ('ok' as const) : ('degraded' as const),
+    status: storage.status === 'ok' && jobs.length > 0 && runtime.delivering() && smtpListener.status !== 'failing' ? ('ok' as const) : ('degraded' as const),
     version: VERSION,
     uptime_seconds: Math.floor((deps.clock.now() - runtime.startedAt) / 1000),
     checks: {
       storage,
       scheduler: { status: jobs.length ? ('ok' as const) : ('failing' as const), jobs },
       delivery: { status: runtime.delivering() ? ('ok' as const) : ('failing' as const), mode: deps.config.delivery, backlog },
-      smtp_listener: { status: 'not_configured' as const, detail: 'inbound SMTP is not part of this build yet' },
+      smtp_listener: smtpListener,
       webhook_dispatcher: { status: 'not_configured' as const, backlog: 0 },
     },
   }

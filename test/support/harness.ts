@@ -14,6 +14,8 @@ import { ManualClock, iso } from '../../src/lib/clock'
 import type { Logger } from '../../src/lib/log'
 import { DeliveryWorker } from '../../src/delivery/worker'
 import { Scheduler } from '../../src/jobs'
+import { startInbound, type InboundListener } from '../../src/inbound/server'
+import type { Runtime } from '../../src/meta/service'
 
 export interface Reply<T = any> {
   status: number
@@ -52,7 +54,8 @@ export async function harness(env: Record<string, string> = {}) {
   const scheduler = new Scheduler(root).start()
   // Not started: tests drive delivery with `worker.runOnce()` and the manual clock.
   const worker = new DeliveryWorker(root)
-  const runtime = { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => true }
+  const runtime: Runtime = { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => true }
+  const listeners: InboundListener[] = []
   const app = buildApp(root, runtime)
 
   async function call<T = any>(method: string, path: string, o: CallOptions = {}): Promise<Reply<T>> {
@@ -107,7 +110,15 @@ export async function harness(env: Record<string, string> = {}) {
     call,
     key,
     otherAccount,
+    /** Starts the inbound SMTP listener on 127.0.0.1 and a free port (optional; /status reports it). */
+    async listen() {
+      const l = await startInbound(root, { port: 0, host: '127.0.0.1' })
+      listeners.push(l)
+      runtime.smtp = () => l.status()
+      return l
+    },
     async close() {
+      for (const l of listeners) await l.close(100)
       scheduler.stop()
       await worker.stop()
       root.db.close()

@@ -1,0 +1,206 @@
+// What happens to a message the listener accepted: it is stored raw and committed
+// first (before the 250), then read, authenticated and turned into inbound emails
+// of the accounts that own its recipient domains, or, at a return-path host, into
+// the bounce or complaint it reports.
+import { and, eq, inArray } from 'drizzle-orm'
+import type { Config } from '../config'
+import { domains, inboundAttachments, inboundEmails, inboundRaw } from '../db/tables'
+import type { RootDeps } from '../deps'
+import { recordEvent } from '../emails/events'
+import { isSimulatorAddress } from '../emails/simulator'
+import { iso } from '../lib/clock'
+import { addToThread, resolveThread } from '../receiving/threads'
+import { authenticateMessage } from './auth'
+import { applyReport, matchDelivery, parseReport, verpDeliveryId, type Applied } from './bounces'
+import { parseMessage } from './parse'
+
+export type Route = { kind: 'mail'; accountId: string; domainId: string } | { kind: 'report' }
+
+/**
+ * Whether we take mail for an address: a domain with receiving enabled and verified
+ * (on whichever account verified it), or a return-path host of any domain (or our
+ * own host name, the return path of simulator-domain sends, for `bounces+…`).
+ * Anything else, simulator addresses included, is refused: never an open relay.
+ */
+export async function routeRecipient(root: Pick<RootDeps, 'db' | 'config'>, address: string): Promise<Route | null> {
+  const addr = address.trim().toLowerCase()
+  const at = addr.lastIndexOf('@')
+  if (at <= 0 || at === addr.length - 1 || isSimulatorAddress(addr)) return null
+  const domain = addr.slice(at + 1).replace(/\.$/, '')
+  if (domain === root.config.hostname) return verpDeliveryId(addr) ? { kind: 'report' } : null
+  const [rows] = await Promise.all([
+    root.db.q
+      .select({ id: domains.id, accountId: domains.accountId })
+      .from(domains)
+      .where(and(eq(domains.name, domain), eq(domains.receivingEnabled, true), eq(domains.status, 'verified')))
+      .limit(1),
+  ])
+  if (rows.length) return { kind: 'mail', accountId: rows[0].accountId, domainId: rows[0].id }
+  const dot = domain.indexOf('.')
+  if (dot > 0) {
+    const rp = await root.db.q
+      .select({ id: domains.id })
+      .from(domains)
+      .where(and(eq(domains.customReturnPath, domain.slice(0, dot)), eq(domains.name, domain.slice(dot + 1))))
+      .limit(1)
+    if (rp.length) return { kind: 'report' }
+  }
+  return null
+}
+
+export interface Envelope {
+  remoteAddress: string
+  helo: string | null
+  mailFrom: string | null
+  rcptTo: string[]
+  secure: boolean
+}
+
+/** The Received field we add on top, as every MTA does. */
+export function receivedHeader(config: Config, env: Envelope, id: string, now: number): string {
+  const proto = env.secure ? 'ESMTPS' : 'ESMTP'
+  const forPart = env.rcptTo.length === 1 ? `\r\n\tfor <${env.rcptTo[0]}>` : ''
+  return `Received: from ${env.helo ?? 'unknown'} ([${env.remoteAddress}])\r\n\tby ${config.hostname} (Mailroom) with ${proto} id ${id}${forPart};\r\n\t${new Date(now).toUTCString().replace('GMT', '+0000')}\r\n`
+}
+
+/** Stores the message as received and waits for the commit: after this, a crash loses nothing. */
+export async function storeRaw(root: RootDeps, env: Envelope, message: Buffer, kind: 'mail' | 'report'): Promise<string> {
+  const id = root.ids.uuid()
+  const now = root.clock.now()
+  const raw = Buffer.concat([Buffer.from(receivedHeader(root.config, env, id, now)), message])
+  await root.db.write((tx) =>
+    tx.insert(inboundRaw).values({
+      id,
+      kind,
+      state: 'pending',
+      remoteAddress: env.remoteAddress,
+      helo: env.helo,
+      mailFrom: env.mailFrom,
+      rcptTo: env.rcptTo,
+      size: raw.length,
+      raw,
+      detail: null,
+      receivedAt: iso(now),
+    }),
+  )
+  return id
+}
+
+export interface Processed {
+  emails: { id: string; accountId: string }[]
+  reports: Applied[]
+  state: 'processed' | 'unmatched' | 'failed'
+  detail: string | null
+}
+
+const bare = (a: string) => (a.match(/<([^>]+)>/)?.[1] ?? a).trim().toLowerCase()
+
+/** Turns a stored message into what it means. Runs again safely on a message already done. */
+export async function processRaw(root: RootDeps, rawId: string): Promise<Processed> {
+  const [row] = await root.db.q.select().from(inboundRaw).where(eq(inboundRaw.id, rawId))
+  if (!row) throw new Error(`inbound message ${rawId} not found`)
+  const at = iso(root.clock.now())
+  const result: Processed = { emails: [], reports: [], state: 'processed', detail: null }
+  const mail = new Map<string, { domainId: string; rcpts: string[] }>()
+  const reportRcpts: string[] = []
+  for (const r of row.rcptTo) {
+    const route = await routeRecipient(root, r)
+    if (route?.kind === 'report') reportRcpts.push(r)
+    else if (route?.kind === 'mail') {
+      const m = mail.get(route.accountId) ?? { domainId: route.domainId, rcpts: [] }
+      m.rcpts.push(r)
+      mail.set(route.accountId, m)
+    }
+  }
+  const notes: string[] = []
+  if (reportRcpts.length) {
+    const report = parseReport(row.raw)
+    const delivery = report ? await matchDelivery(root.db.q, reportRcpts, report) : null
+    if (!report) notes.push('not a delivery status notification (RFC 3464) or feedback report (RFC 5965)')
+    else if (!delivery) notes.push(`${report.kind.toUpperCase()} report matches no delivery (neither the VERP address nor the original Message-ID)`)
+    else {
+      const applied = await root.db.write((tx) => applyReport(tx, root.ids, delivery, report, at))
+      result.reports.push(applied)
+      notes.push(`${report.kind} ${applied.outcome}: delivery ${applied.deliveryId}`)
+    }
+    if (!mail.size && !result.reports.length) result.state = 'unmatched'
+  }
+  if (mail.size) {
+    const parsed = await parseMessage(row.raw)
+    const auth = await authenticateMessage(row.raw, {
+      ip: row.remoteAddress,
+      helo: row.helo,
+      sender: row.mailFrom,
+      mta: root.config.hostname,
+      dnsServers: root.config.dnsServers,
+    })
+    const listed = new Set([...parsed.to, ...parsed.cc].map(bare))
+    await root.db.write(async (tx) => {
+      for (const [accountId, { domainId, rcpts }] of mail) {
+        const [done] = await tx.select({ id: inboundEmails.id }).from(inboundEmails).where(and(eq(inboundEmails.rawId, row.id), eq(inboundEmails.accountId, accountId)))
+        if (done) {
+          result.emails.push({ id: done.id, accountId })
+          continue
+        }
+        const id = root.ids.uuid()
+        const threadId = await resolveThread(tx, root.ids, accountId, parsed, at)
+        await tx.insert(inboundEmails).values({
+          id,
+          accountId,
+          rawId: row.id,
+          domainId,
+          threadId,
+          from: parsed.from,
+          fromEmail: parsed.fromEmail,
+          to: parsed.to,
+          cc: parsed.cc,
+          bcc: rcpts.filter((r) => !listed.has(r)),
+          replyTo: parsed.replyTo,
+          receivedFor: rcpts,
+          subject: parsed.subject,
+          html: parsed.html,
+          text: parsed.text,
+          headers: parsed.headers,
+          messageId: parsed.messageId ?? `${id}@${root.config.hostname}`,
+          inReplyTo: parsed.inReplyTo,
+          references: parsed.references,
+          auth,
+          size: row.size,
+          createdAt: at,
+        })
+        for (const a of parsed.attachments) {
+          await tx.insert(inboundAttachments).values({ id: root.ids.uuid(), emailId: id, accountId, ...a })
+        }
+        await addToThread(tx, root.ids, { accountId, threadId, messageId: parsed.messageId ?? `${id}@${root.config.hostname}`, direction: 'inbound', emailId: id, at })
+        await recordEvent(tx, root.ids, {
+          accountId,
+          emailId: id,
+          type: 'received',
+          recipient: rcpts[0],
+          at,
+          data: { from: parsed.from, to: parsed.to, received_for: rcpts, subject: parsed.subject, message_id: parsed.messageId, attachments: parsed.attachments.length, thread_id: threadId },
+        })
+        result.emails.push({ id, accountId })
+      }
+      await tx.update(inboundRaw).set({ state: 'processed', detail: notes.join('; ') || null }).where(eq(inboundRaw.id, row.id))
+    })
+    return result
+  }
+  result.detail = notes.join('; ') || null
+  await root.db.write((tx) => tx.update(inboundRaw).set({ state: result.state, detail: result.detail }).where(eq(inboundRaw.id, row.id)))
+  return result
+}
+
+/** Messages stored but not processed (the process stopped in between): done now, oldest first. */
+export async function processPending(root: RootDeps): Promise<number> {
+  const rows = await root.db.q.select({ id: inboundRaw.id }).from(inboundRaw).where(inArray(inboundRaw.state, ['pending'])).orderBy(inboundRaw.id).limit(1000)
+  for (const r of rows) {
+    try {
+      await processRaw(root, r.id)
+    } catch (e) {
+      root.log.error('inbound message could not be processed', { raw_id: r.id, error: (e as Error).message })
+      await root.db.write((tx) => tx.update(inboundRaw).set({ state: 'failed', detail: (e as Error).message.slice(0, 1000) }).where(eq(inboundRaw.id, r.id)))
+    }
+  }
+  return rows.length
+}
