@@ -244,3 +244,22 @@ test('status classes: 5.x.x Permanent, 4.x.x Transient, anything else Undetermin
   const r = parseReport(Buffer.from(gmailNoSuchUser('x@y.test', '<m@h>', 'bounces@z')))!
   expect(r).toMatchObject({ kind: 'dsn', originalMessageId: 'm@h', recipients: [{ finalRecipient: 'x@y.test', action: 'failed', status: '5.1.1' }] })
 })
+
+test('mail to the List-Unsubscribe mailto records the no, as the one-click POST does', async () => {
+  const topic = (await h.call('POST', '/topics', { body: { name: 'Deals', default_subscription: 'opt_out' } })).body.id
+  const sent = await h.call('POST', '/emails', { body: { from: 'Shop <deals@shop.test>', to: 'fan@customer.test', subject: 'Deals', text: 'Cheap', topic_id: topic } })
+  expect(sent.status, JSON.stringify(sent.body)).toBe(200)
+  await h.worker.runOnce()
+  const { composeMessage } = await import('../src/delivery/mime')
+  const { emails, domains } = await import('../src/db/tables')
+  const [email] = await h.root.db.q.select().from(emails).where(eq(emails.id, sent.body.id))
+  const [domain] = await h.root.db.q.select().from(domains).where(eq(domains.id, email.domainId!))
+  const raw = (await composeMessage({ email, attachments: [], domain, config: h.config, recipient: 'fan@customer.test', secret: h.root.secret })).toString()
+  const mailto = raw.match(/<mailto:([^?>]+)\?subject=([^>]+)>/)!
+  expect(mailto[1]).toBe('unsubscribe@send.shop.test')
+  await smtpClient(smtp.port).sendMail({ envelope: { from: 'fan@customer.test', to: [mailto[1]] }, raw: `From: fan@customer.test\r\nTo: ${mailto[1]}\r\nSubject: ${decodeURIComponent(mailto[2])}\r\n\r\nunsubscribe\r\n` })
+  const answers = (await h.call('GET', '/contacts/fan@customer.test/topics')).body.data as { id: string; subscribed: boolean; is_default: boolean }[]
+  expect(answers.find((a) => a.id === topic)).toMatchObject({ subscribed: false, is_default: false })
+  const events = (await h.call('GET', `/emails/${sent.body.id}/events`)).body.data as { type: string }[]
+  expect(events.map((e) => e.type)).toContain('unsubscribed')
+})

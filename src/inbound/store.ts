@@ -13,6 +13,7 @@ import { addToThread, resolveThread } from '../receiving/threads'
 import { authenticateMessage } from './auth'
 import { applyReport, matchDelivery, parseReport, verpDeliveryId, type Applied } from './bounces'
 import { parseMessage } from './parse'
+import { readSubscription, unsubscribe } from '../tracking/service'
 
 export type Route = { kind: 'mail'; accountId: string; domainId: string } | { kind: 'report' }
 
@@ -93,6 +94,12 @@ export interface Processed {
   detail: string | null
 }
 
+/** The Subject field of a raw message, unfolded. */
+function subjectOf(raw: Buffer) {
+  const head = raw.subarray(0, 65536).toString('latin1').split(/\r?\n\r?\n/)[0]
+  return head.match(/^subject:[ \t]*(.*(?:\r?\n[ \t].*)*)/im)?.[1].replace(/\r?\n[ \t]+/g, ' ').trim() ?? ''
+}
+
 const bare = (a: string) => (a.match(/<([^>]+)>/)?.[1] ?? a).trim().toLowerCase()
 
 /** Turns a stored message into what it means. Runs again safely on a message already done. */
@@ -113,6 +120,18 @@ export async function processRaw(root: RootDeps, rawId: string): Promise<Process
     }
   }
   const notes: string[] = []
+  const unsubscribeRcpts = reportRcpts.filter((r) => r.startsWith('unsubscribe@'))
+  if (unsubscribeRcpts.length) {
+    // The mailto form of List-Unsubscribe: the token rides in the subject we set (`unsubscribe:<token>`).
+    const token = subjectOf(row.raw).match(/unsubscribe:([A-Za-z0-9_.~-]+)/)?.[1]
+    const sub = token ? await readSubscription(root, token) : null
+    if (sub && sub !== 'no_list') {
+      await unsubscribe(root, sub, { userAgent: null, ipAddress: row.remoteAddress })
+      notes.push(`unsubscribed ${sub.recipient} by mail`)
+    } else notes.push('an unsubscribe message without a valid token')
+    reportRcpts.splice(0, reportRcpts.length, ...reportRcpts.filter((r) => !unsubscribeRcpts.includes(r)))
+    if (!mail.size && !reportRcpts.length && !(sub && sub !== 'no_list')) result.state = 'unmatched'
+  }
   if (reportRcpts.length) {
     const report = parseReport(row.raw)
     const delivery = report ? await matchDelivery(root.db.q, reportRcpts, report) : null
