@@ -1,6 +1,7 @@
 import { and, eq, gte, inArray, isNull, or, sql } from 'drizzle-orm'
 import type { Deps } from '../deps'
 import { keyset } from '../db/paging'
+import { prepared } from '../db/prepared'
 import { apiKeyBudgetUsage, apiKeyUsage, apiKeys } from '../db/tables'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
@@ -214,17 +215,23 @@ export async function resumeKey(deps: Deps, actor: Actor, id: string) {
 
 export type AuthResult = { ok: true; key: KeyRow } | { ok: false; reason: 'unknown' | 'expired' | 'grace_over' }
 
+/** Every authenticated request runs it: prepared once. */
+const keysByToken = prepared((q) =>
+  q
+    .select()
+    .from(apiKeys)
+    .where(and(or(eq(apiKeys.tokenHash, sql.placeholder('hash')), eq(apiKeys.previousTokenHash, sql.placeholder('hash'))), isNull(apiKeys.revokedAt)))
+    .limit(2)
+    .prepare(),
+)
+
 /**
  * Finds the live key for a presented token: its current token, or the one it
  * replaced while the rotation grace lasts. Hashes are compared in constant time.
  */
 export async function resolveToken(deps: Deps, token: string): Promise<AuthResult> {
   const hash = hashToken(token)
-  const rows = await deps.db.q
-    .select()
-    .from(apiKeys)
-    .where(and(or(eq(apiKeys.tokenHash, hash), eq(apiKeys.previousTokenHash, hash)), isNull(apiKeys.revokedAt)))
-    .limit(2)
+  const rows = await keysByToken(deps.db.q).all({ hash })
   const now = deps.clock.now()
   for (const key of rows) {
     const current = safeEqual(key.tokenHash, hash)

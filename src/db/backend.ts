@@ -54,23 +54,38 @@ function overLocal(client: Libsql.Database): DB {
 /**
  * Prepared statements reused by SQL text: drizzle prepares on every call, and
  * preparing costs as much as running a simple query. `raw` is a mode a statement
- * keeps, so every call sets the mode it needs.
+ * keeps, so every call sets the mode it needs (only when it changes: each native
+ * call costs).
  */
 function withStatementCache(db: Libsql.Database, isOpen: () => boolean, max = 1000): Libsql.Database {
-  const cache = new Map<string, Libsql.Statement<unknown[]>>()
-  const prepare = (text: string) => {
-    // A cached statement would still answer after close(); a closed database must not.
+  /** A statement, whether it returns rows, and the `raw` mode it was last set to. */
+  interface Cached {
+    s: Libsql.Statement<unknown[]>
+    reader: boolean
+    raw?: boolean
+  }
+  const cache = new Map<string, Cached>()
+  // A statement (cached here, or held by a prepared query) would still answer after close(); a closed database must not.
+  const open = () => {
     if (!isOpen()) throw Object.assign(new Error('The database is closed'), { code: 'CLIENT_CLOSED' })
-    let stmt = cache.get(text)
-    if (!stmt) {
-      stmt = db.prepare(text) as Libsql.Statement<unknown[]>
-      cache.set(text, stmt)
+  }
+  const prepare = (text: string) => {
+    open()
+    let c = cache.get(text)
+    if (!c) {
+      const s = db.prepare(text) as Libsql.Statement<unknown[]>
+      c = { s, reader: s.reader }
+      cache.set(text, c)
       if (cache.size > max) cache.delete(cache.keys().next().value!)
     }
-    const s = stmt
-    const rows = (raw: boolean) => (s.reader ? s.raw(raw) : s)
+    const { s } = c
+    const rows = (raw: boolean) => {
+      open()
+      if (c.reader && c.raw !== raw) s.raw((c.raw = raw))
+      return s
+    }
     return {
-      run: (...p: unknown[]) => s.run(...p),
+      run: (...p: unknown[]) => (open(), s.run(...p)),
       all: (...p: unknown[]) => rows(false).all(...p),
       get: (...p: unknown[]) => rows(false).get(...p),
       raw: () => ({ all: (...p: unknown[]) => rows(true).all(...p), get: (...p: unknown[]) => rows(true).get(...p) }),

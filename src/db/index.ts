@@ -148,19 +148,20 @@ export class Database implements Db {
 
   /**
    * Called with the lock held when a segment has ended. The group commits now if
-   * it is full or old, or if no other writer is queued or in flight; otherwise it
-   * stays open, for the next writer in the queue or, for a few milliseconds, for
-   * requests still on their way to their first write.
+   * it is full or old; otherwise it stays open for the next writer in the queue,
+   * for a few milliseconds for requests still on their way to their first write,
+   * and, with no writer queued or in flight, until the event loop's next turn.
+   * That turn matters: a request's queries are synchronous, so it runs from its
+   * first write to its end without yielding, and requests already waiting on
+   * other connections are read only after it; committing at once would give every
+   * request a commit (and an fsync) of its own.
    */
   segmentEnded(group: Group) {
     const age = performance.now() - group.openedAt
     if (group.segments >= this.opts.maxSegments || age >= this.opts.maxAgeMs) return this.closeGroup(group, true)
     if (this.lock.waiting > 0) return
-    if (this.inFlight > 1 && this.opts.joinWindowMs > 0) {
-      this.joinTimer ??= setTimeout(() => void this.commitIdle(group), this.opts.joinWindowMs)
-      return
-    }
-    this.closeGroup(group, true)
+    const wait = this.inFlight > 1 ? this.opts.joinWindowMs : 0
+    this.joinTimer ??= setTimeout(() => void this.commitIdle(group), wait)
   }
 
   private async commitIdle(group: Group) {

@@ -1,7 +1,8 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Database, Tx } from '../db'
+import { prepared, rowInserter, setTo } from '../db/prepared'
 import { deliveries, deliveryAttempts, suppressions, type EmailEventType } from '../db/tables'
-import { recordEvent } from '../emails/events'
+import { recordEvents, type NewEvent } from '../emails/events'
 import type { Ids } from '../lib/ids'
 import type { Logger } from '../lib/log'
 import type { AttemptOutcome, DeliveryRow, DeliveryState } from './types'
@@ -32,6 +33,20 @@ export interface Outcome {
   suppress?: { reason: 'bounce' | 'complaint'; detail: string }
   at: string
 }
+
+// An outcome's row update, with and without an attempt's reply; prepared once (see db/prepared.ts).
+const settleSet = { state: setTo('state'), attempts: setTo('attempts'), nextAttemptAt: setTo('nextAttemptAt'), leaseOwner: null, leaseUntil: null, updatedAt: setTo('at') }
+const ownedRow = and(eq(deliveries.id, sql.placeholder('id')), eq(deliveries.leaseOwner, sql.placeholder('owner')))
+const settle = prepared((q) => q.update(deliveries).set(settleSet).where(ownedRow).returning({ id: deliveries.id }).prepare())
+const settleAttempted = prepared((q) =>
+  q
+    .update(deliveries)
+    .set({ ...settleSet, lastCode: setTo('lastCode'), lastResponse: setTo('lastResponse') })
+    .where(ownedRow)
+    .returning({ id: deliveries.id })
+    .prepare(),
+)
+const insertAttempts = rowInserter(deliveryAttempts)
 
 /**
  * Group commit for outcomes: while one transaction is being written, the next
@@ -112,33 +127,25 @@ export class Recorder {
 
   private async apply(tx: Tx, outcomes: Outcome[]) {
     const attempts: (typeof deliveryAttempts.$inferInsert)[] = []
+    const events: NewEvent[] = []
     for (const o of outcomes) {
       const r = o.row
       const last = o.attempt
-      const updated = await tx
-        .update(deliveries)
-        .set({
-          state: o.state,
-          attempts: r.attempts + (o.countAttempt ? 1 : 0),
-          nextAttemptAt: o.nextAttemptAt ?? r.nextAttemptAt,
-          leaseOwner: null,
-          leaseUntil: null,
-          ...(last
-            ? { lastCode: last.smtpCode, lastResponse: last.outcome === 'captured' ? '250 captured (MAILROOM_DELIVERY=capture)' : last.response === null ? null : truncate(last.response, 2000) }
-            : {}),
-          updatedAt: o.at,
-        })
-        .where(and(eq(deliveries.id, r.id), eq(deliveries.leaseOwner, this.owner)))
-        .returning({ id: deliveries.id })
+      const values = { id: r.id, owner: this.owner, state: o.state, attempts: r.attempts + (o.countAttempt ? 1 : 0), nextAttemptAt: o.nextAttemptAt ?? r.nextAttemptAt, at: o.at }
+      const updated = last
+        ? await settleAttempted(tx).all({
+            ...values,
+            lastCode: last.smtpCode,
+            lastResponse: last.outcome === 'captured' ? '250 captured (MAILROOM_DELIVERY=capture)' : last.response === null ? null : truncate(last.response, 2000),
+          })
+        : await settle(tx).all(values)
       if (!updated.length) {
         this.lostLeases++
         this.log.error('delivery lease lost before its outcome was recorded', { delivery_id: r.id, state: o.state })
         continue
       }
       if (last) attempts.push({ id: this.ids.uuid(), deliveryId: r.id, emailId: r.emailId, ...last })
-      for (const e of o.events) {
-        await recordEvent(tx, this.ids, { accountId: r.accountId, emailId: r.emailId, type: e.type, recipient: r.recipient, data: e.data ?? {}, at: e.at })
-      }
+      for (const e of o.events) events.push({ accountId: r.accountId, emailId: r.emailId, type: e.type, recipient: r.recipient, data: e.data ?? {}, at: e.at })
       if (o.suppress) {
         await tx
           .insert(suppressions)
@@ -146,8 +153,9 @@ export class Recorder {
           .onConflictDoNothing()
       }
     }
-    // One statement for all the attempts of the batch.
-    for (let i = 0; i < attempts.length; i += 50) await tx.insert(deliveryAttempts).values(attempts.slice(i, i + 50))
+    // The batch's events and attempts each in a few multi-row statements.
+    await recordEvents(tx, this.ids, events)
+    for (let i = 0; i < attempts.length; i += 50) await insertAttempts(tx, attempts.slice(i, i + 50))
   }
 }
 

@@ -13,9 +13,10 @@
 // Every attempt (including captured and simulated ones, and network errors) is a
 // delivery_attempts row with the remote reply; the row, its attempt and its events
 // are written in one (group-committed) transaction that also drops the lease.
-import { and, asc, eq, inArray, isNull, lt, lte, or } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm'
 import { hostname } from 'node:os'
 import type { Tx } from '../db'
+import { listOf, prepared, setTo } from '../db/prepared'
 import { deliveries, domains, emailAttachments, emails, suppressions } from '../db/tables'
 import type { RootDeps } from '../deps'
 import { isSimulatorAddress, simulatorBehaviour } from '../emails/simulator'
@@ -47,6 +48,42 @@ export interface DeliveryWorkerOptions {
 }
 
 const DUE_STATES = ['queued', 'deferred', 'scheduled'] as const
+
+// The statements every claimed batch runs: prepared once (see db/prepared.ts).
+/** Up to `n` due rows of one priority, oldest due first, leased to `owner` until `until`. */
+const claimDue = prepared((q) => {
+  const due = q
+    .select({ id: deliveries.id })
+    .from(deliveries)
+    .where(
+      and(
+        inArray(deliveries.state, [...DUE_STATES]),
+        eq(deliveries.priority, sql.placeholder('priority')),
+        lte(deliveries.nextAttemptAt, sql.placeholder('now')),
+        or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, sql.placeholder('now'))),
+      ),
+    )
+    .orderBy(asc(deliveries.nextAttemptAt))
+    .limit(sql.placeholder('n'))
+  return q.update(deliveries).set({ leaseOwner: setTo('owner'), leaseUntil: setTo('until') }).where(inArray(deliveries.id, due)).returning().prepare()
+})
+const emailsIn = prepared((q) => q.select().from(emails).where(inArray(emails.id, listOf('ids'))).prepare())
+const attachmentsOf = prepared((q) => q.select().from(emailAttachments).where(inArray(emailAttachments.emailId, listOf('emailIds'))).prepare())
+const domainsIn = prepared((q) => q.select().from(domains).where(inArray(domains.id, listOf('ids'))).prepare())
+const suppressedIn = prepared((q) =>
+  q
+    .select({ accountId: suppressions.accountId, email: suppressions.email, reason: suppressions.reason })
+    .from(suppressions)
+    .where(and(inArray(suppressions.accountId, listOf('accountIds')), inArray(suppressions.email, listOf('emails'))))
+    .prepare(),
+)
+
+/** A message ready for the transport. */
+interface Built {
+  email: EmailRow
+  domain: DomainRow
+  raw: Buffer
+}
 
 /** A counting semaphore: the transport never has more than `n` messages at once. */
 class Slots {
@@ -221,23 +258,7 @@ export class DeliveryWorker {
     const until = iso(this.root.clock.now() + this.leaseMs)
     const bulkCap = Math.max(1, Math.floor(this.concurrency * 1.5))
     const claimed = await this.root.db.write(async (tx) => {
-      const take = async (priority: number, n: number) => {
-        if (n <= 0) return [] as DeliveryRow[]
-        const due = tx
-          .select({ id: deliveries.id })
-          .from(deliveries)
-          .where(
-            and(
-              inArray(deliveries.state, [...DUE_STATES]),
-              eq(deliveries.priority, priority),
-              lte(deliveries.nextAttemptAt, now),
-              or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, now)),
-            ),
-          )
-          .orderBy(asc(deliveries.nextAttemptAt))
-          .limit(n)
-        return tx.update(deliveries).set({ leaseOwner: this.id, leaseUntil: until }).where(inArray(deliveries.id, due)).returning()
-      }
+      const take = async (priority: number, n: number) => (n <= 0 ? ([] as DeliveryRow[]) : await claimDue(tx).all({ priority, now, n, owner: this.id, until }))
       const urgent = await take(0, limit)
       const bulk = await take(1, Math.min(limit - urgent.length, bulkCap - this.bulkWaiting))
       const rows = [...urgent, ...bulk]
@@ -274,17 +295,14 @@ export class DeliveryWorker {
   }
 
   private async load(q: Tx, rows: DeliveryRow[]): Promise<Batch> {
-    const emailIds = [...new Set(rows.map((r) => r.emailId))]
-    const emailRows = await q.select().from(emails).where(inArray(emails.id, emailIds))
+    const emailIds = JSON.stringify([...new Set(rows.map((r) => r.emailId))])
+    const emailRows = await emailsIn(q).all({ ids: emailIds })
     const domainIds = [...new Set(emailRows.map((e) => e.domainId).filter((x): x is string => !!x))]
-    const attRows = await q.select().from(emailAttachments).where(inArray(emailAttachments.emailId, emailIds))
-    const domainRows = domainIds.length ? await q.select().from(domains).where(inArray(domains.id, domainIds)) : []
+    const attRows = await attachmentsOf(q).all({ emailIds })
+    const domainRows = domainIds.length ? await domainsIn(q).all({ ids: JSON.stringify(domainIds) }) : []
     const accountIds = [...new Set(rows.map((r) => r.accountId))]
     const recipients = [...new Set(rows.map((r) => r.recipient))]
-    const supRows = await q
-      .select({ accountId: suppressions.accountId, email: suppressions.email, reason: suppressions.reason })
-      .from(suppressions)
-      .where(and(inArray(suppressions.accountId, accountIds), inArray(suppressions.email, recipients)))
+    const supRows = await suppressedIn(q).all({ accountIds: JSON.stringify(accountIds), emails: JSON.stringify(recipients) })
     const attachments = new Map<string, AttachmentRow[]>()
     for (const a of attRows) attachments.set(a.emailId, [...(attachments.get(a.emailId) ?? []), a])
     // Mail under a topic goes only to those whose answer (or the topic default) lets it: answers may change after a send is accepted.
@@ -308,10 +326,13 @@ export class DeliveryWorker {
     await Promise.all(
       rows.map(async (row) => {
         let outcome: Outcome | null = null
+        // Built and signed before a transport slot is taken: the slots bound the transport, and
+        // messages holding slots while they wait for the signing threads would leave it idle.
+        const built = await this.build(batch, row).catch((e) => this.failed(row, this.root.clock.now(), `internal error: ${(e as Error).message}`))
         await this.slots.take()
         try {
           // Not started when stop() came: its lease is handed back by stop().
-          if (!this.stopping.signal.aborted) outcome = await this.deliver(batch, row)
+          if (!this.stopping.signal.aborted) outcome = await this.deliver(row, built)
         } catch (e) {
           outcome = this.failed(row, this.root.clock.now(), `internal error: ${(e as Error).message}`)
         } finally {
@@ -340,8 +361,8 @@ export class DeliveryWorker {
     for (const r of rows) this.held.delete(r.id)
   }
 
-  /** One row from claim to outcome. */
-  private async deliver(batch: Batch, row: DeliveryRow): Promise<Outcome> {
+  /** What a row turns into before the transport: its outcome already, or the message to send. */
+  private async build(batch: Batch, row: DeliveryRow): Promise<Outcome | Built> {
     const now = this.root.clock.now()
     const at = iso(now)
     const reason = batch.suppressed.get(`${row.accountId}\n${row.recipient}`)
@@ -385,8 +406,16 @@ export class DeliveryWorker {
     } catch (e) {
       return this.failed(row, now, `the message could not be built: ${(e as Error).message}`)
     }
+    return { email, domain, raw }
+  }
 
-    if (this.breaker.isOpen(this.root.clock.now())) {
+  /** One built row through the transport (holding a slot), to its outcome. */
+  private async deliver(row: DeliveryRow, built: Outcome | Built): Promise<Outcome> {
+    if ('state' in built) return built
+    const { email, domain, raw } = built
+    const now = this.root.clock.now()
+    const at = iso(now)
+    if (this.breaker.isOpen(now)) {
       // Paused while this row waited for a slot: straight back to the queue, nothing spent.
       return { row, state: row.state, countAttempt: false, nextAttemptAt: iso(Math.max(this.breaker.resumeAt, now + 1000)), events: [], at }
     }

@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { rateLimitOf } from '../api-keys/service'
 import type { Executor, Tx } from '../db'
+import { listOf, prepared } from '../db/prepared'
 import { accountUsage, apiKeyBudgetUsage, apiKeys, domains, suppressions, topics } from '../db/tables'
 import type { Deps } from '../deps'
 import type { Actor } from '../lib/actor'
@@ -20,6 +21,56 @@ export interface CheckResult {
   passed: boolean
   detail?: string
 }
+
+// Every send runs these: prepared once (see db/prepared.ts).
+const sendingDomain = prepared((q) =>
+  q
+    .select()
+    .from(domains)
+    .where(and(eq(domains.accountId, sql.placeholder('accountId')), eq(domains.name, sql.placeholder('name'))))
+    .limit(1)
+    .prepare(),
+)
+const suppressedAmong = prepared((q) =>
+  q
+    .select({ email: suppressions.email, reason: suppressions.reason })
+    .from(suppressions)
+    .where(and(eq(suppressions.accountId, sql.placeholder('accountId')), inArray(suppressions.email, listOf('emails'))))
+    .prepare(),
+)
+const keyById = prepared((q) => q.select().from(apiKeys).where(eq(apiKeys.id, sql.placeholder('id'))).prepare())
+const budgetUsed = prepared((q) =>
+  q
+    .select({ used: apiKeyBudgetUsage.used })
+    .from(apiKeyBudgetUsage)
+    .where(and(eq(apiKeyBudgetUsage.keyId, sql.placeholder('keyId')), eq(apiKeyBudgetUsage.periodStart, sql.placeholder('periodStart'))))
+    .prepare(),
+)
+const accountSent = prepared((q) =>
+  q
+    .select()
+    .from(accountUsage)
+    .where(and(eq(accountUsage.accountId, sql.placeholder('accountId')), inArray(accountUsage.period, [sql.placeholder('day'), sql.placeholder('month')])))
+    .prepare(),
+)
+const spendBudget = prepared((q) =>
+  q
+    .insert(apiKeyBudgetUsage)
+    .values({ keyId: sql.placeholder('keyId'), periodStart: sql.placeholder('periodStart'), used: sql.placeholder('n') })
+    .onConflictDoUpdate({ target: [apiKeyBudgetUsage.keyId, apiKeyBudgetUsage.periodStart], set: { used: sql`${apiKeyBudgetUsage.used} + ${sql.placeholder('n')}` } })
+    .prepare(),
+)
+/** The day's and the month's counts in one statement. */
+const spendQuotas = prepared((q) =>
+  q
+    .insert(accountUsage)
+    .values([
+      { accountId: sql.placeholder('accountId'), period: sql.placeholder('day'), sent: sql.placeholder('n') },
+      { accountId: sql.placeholder('accountId'), period: sql.placeholder('month'), sent: sql.placeholder('n') },
+    ])
+    .onConflictDoUpdate({ target: [accountUsage.accountId, accountUsage.period], set: { sent: sql`${accountUsage.sent} + excluded.sent` } })
+    .prepare(),
+)
 
 /** Recipients on the deployment's blocklist (config only: lint runs it too). */
 export function recipientFindings(deps: Pick<Deps, 'config'>, draft: Draft): Finding[] {
@@ -59,11 +110,7 @@ export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Pro
     } else {
       checks.push({ name: 'domain_scope', passed: true, detail: actor.domainScope ? `key scoped to ${actor.domainScope}` : 'key has no domain scope' })
     }
-    ;[domain = null] = await deps.db.q
-      .select()
-      .from(domains)
-      .where(and(eq(domains.accountId, actor.accountId), eq(domains.name, fromDomain)))
-      .limit(1)
+    ;[domain = null] = await sendingDomain(deps.db.q).all({ accountId: actor.accountId, name: fromDomain })
     if (domain && canSend(domain)) {
       checks.push({ name: 'sending_domain', passed: true, detail: `${domain.name} is verified and may send` })
     } else if (draft.simulator) {
@@ -94,12 +141,7 @@ export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Pro
   checks.push({ name: 'recipient_blocklist', passed: listed.length === 0 })
 
   const addresses = draft.recipients.map((r) => r.address)
-  const suppressed = addresses.length
-    ? await deps.db.q
-        .select({ email: suppressions.email, reason: suppressions.reason })
-        .from(suppressions)
-        .where(and(eq(suppressions.accountId, actor.accountId), inArray(suppressions.email, addresses)))
-    : []
+  const suppressed = addresses.length ? await suppressedAmong(deps.db.q).all({ accountId: actor.accountId, emails: JSON.stringify(addresses) }) : []
   for (const s of suppressed) {
     const r = draft.recipients.find((x) => x.address === s.email)!
     findings.push(errorFinding('suppressed_recipient', `The recipient ${s.email} is on this account's suppression list (${s.reason}).`, r.kind))
@@ -129,21 +171,15 @@ export const dayKey = (now: number) => `day:${iso(now).slice(0, 10)}`
 export const monthKey = (now: number) => `month:${iso(now).slice(0, 7)}`
 
 export async function readLedger(exec: Executor, deps: Deps, actor: Actor, n: number, now: number): Promise<Ledger> {
-  const [key] = actor.keyId ? await exec.select().from(apiKeys).where(eq(apiKeys.id, actor.keyId)) : []
+  const [key] = actor.keyId ? await keyById(exec).all({ id: actor.keyId }) : []
   let budget: Ledger['budget'] = null
   if (key) {
     const { start, end } = periodBounds(key.period, now)
-    const [u] = await exec
-      .select({ used: apiKeyBudgetUsage.used })
-      .from(apiKeyBudgetUsage)
-      .where(and(eq(apiKeyBudgetUsage.keyId, key.id), eq(apiKeyBudgetUsage.periodStart, iso(start))))
+    const [u] = await budgetUsed(exec).all({ keyId: key.id, periodStart: iso(start) })
     budget = { ...count(key.budgetPerPeriod, u?.used ?? 0), period: key.period, period_start: iso(start), resets_at: iso(end) }
   }
   const periods = [dayKey(now), monthKey(now)]
-  const usage = await exec
-    .select()
-    .from(accountUsage)
-    .where(and(eq(accountUsage.accountId, actor.accountId), inArray(accountUsage.period, periods)))
+  const usage = await accountSent(exec).all({ accountId: actor.accountId, day: periods[0], month: periods[1] })
   const used = (p: string) => usage.find((u) => u.period === p)?.sent ?? 0
   return {
     n,
@@ -186,18 +222,8 @@ export function ledgerChecks(l: Ledger): CheckResult[] {
 
 /** Adds `n` to the key's period and the account's day and month, in the send's transaction. */
 export async function spend(tx: Tx, actor: Actor, l: Ledger) {
-  if (l.key && l.budget) {
-    await tx
-      .insert(apiKeyBudgetUsage)
-      .values({ keyId: l.key.id, periodStart: l.budget.period_start, used: l.n })
-      .onConflictDoUpdate({ target: [apiKeyBudgetUsage.keyId, apiKeyBudgetUsage.periodStart], set: { used: sql`${apiKeyBudgetUsage.used} + ${l.n}` } })
-  }
-  for (const period of [l.daily.period, l.monthly.period]) {
-    await tx
-      .insert(accountUsage)
-      .values({ accountId: actor.accountId, period, sent: l.n })
-      .onConflictDoUpdate({ target: [accountUsage.accountId, accountUsage.period], set: { sent: sql`${accountUsage.sent} + ${l.n}` } })
-  }
+  if (l.key && l.budget) await spendBudget(tx).run({ keyId: l.key.id, periodStart: l.budget.period_start, n: l.n })
+  await spendQuotas(tx).run({ accountId: actor.accountId, day: l.daily.period, month: l.monthly.period, n: l.n })
 }
 
 /**

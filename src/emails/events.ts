@@ -1,5 +1,6 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import type { Tx } from '../db'
+import { prepared, rowInserter, setTo } from '../db/prepared'
 import { emailEvents, emails, type EmailEventType } from '../db/tables'
 import type { Ids } from '../lib/ids'
 
@@ -12,20 +13,36 @@ export interface NewEvent {
   at: string
 }
 
+const insertEvents = rowInserter(emailEvents)
+const setLastEvent = prepared((q) =>
+  q
+    .update(emails)
+    .set({ lastEvent: setTo('type'), updatedAt: setTo('at') })
+    .where(eq(emails.id, sql.placeholder('emailId')))
+    .prepare(),
+)
+
+/** Most events in one insert statement (7 values each, far below SQLite's limit). */
+const EVENTS_PER_INSERT = 100
+
 /**
- * Records one event and makes it the email's `last_event`, in the caller's
- * transaction, so the state change and its record can never disagree. Webhook
- * dispatch (a later outbox) hooks in here.
+ * Records events, in order, and makes each email's last one its `last_event`, in
+ * the caller's transaction, so the state change and its record can never disagree.
+ * Webhook dispatch (a later outbox) hooks in here.
  */
-export async function recordEvent(tx: Tx, ids: Ids, e: NewEvent) {
-  await tx.insert(emailEvents).values({
-    id: ids.uuid(),
-    accountId: e.accountId,
-    emailId: e.emailId,
-    type: e.type,
-    recipient: e.recipient ?? null,
-    data: e.data ?? {},
-    createdAt: e.at,
-  })
-  await tx.update(emails).set({ lastEvent: e.type, updatedAt: e.at }).where(eq(emails.id, e.emailId))
+export async function recordEvents(tx: Tx, ids: Ids, events: NewEvent[]) {
+  await insertOnly(tx, ids, events)
+  // Only an email's last event of the list decides its `last_event`: one update each.
+  const last = new Map(events.map((e) => [e.emailId, e]))
+  for (const e of last.values()) await setLastEvent(tx).run({ emailId: e.emailId, type: e.type, at: e.at })
+}
+
+export const recordEvent = (tx: Tx, ids: Ids, e: NewEvent) => recordEvents(tx, ids, [e])
+
+/** An email's first event, written with the email row that already names it as `last_event`. */
+export const recordFirstEvent = (tx: Tx, ids: Ids, e: NewEvent) => insertOnly(tx, ids, [e])
+
+async function insertOnly(tx: Tx, ids: Ids, events: NewEvent[]) {
+  const rows = events.map((e) => ({ id: ids.uuid(), accountId: e.accountId, emailId: e.emailId, type: e.type, recipient: e.recipient ?? null, data: e.data ?? {}, createdAt: e.at }))
+  for (let i = 0; i < rows.length; i += EVENTS_PER_INSERT) await insertEvents(tx, rows.slice(i, i + EVENTS_PER_INSERT))
 }

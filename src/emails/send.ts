@@ -1,4 +1,5 @@
 import type { Tx } from '../db'
+import { rowInserter } from '../db/prepared'
 import { deliveries, emailAttachments, emails } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError } from '../errors/app-error'
@@ -21,7 +22,7 @@ import {
 } from './checks'
 import { contentFindings, errorFinding, firstError, linksOf, type Finding } from './content'
 import { loadAttachments, mediaType, readDraft, type Draft } from './draft'
-import { recordEvent } from './events'
+import { recordFirstEvent } from './events'
 import type { SendEmail } from './schema'
 
 /** A message that passed every check of its own, waiting for the account's ledger. */
@@ -31,6 +32,11 @@ interface Prepared {
   checks: CheckResult[]
   warnings: Finding[]
 }
+
+// A send's rows, each kind in one prepared statement.
+const insertEmails = rowInserter(emails)
+const insertAttachments = rowInserter(emailAttachments)
+const insertDeliveries = rowInserter(deliveries)
 
 /** Reports the key's rate window after a send spent from it, for the reply headers. */
 export type OnRate = (state: BucketState) => void
@@ -95,39 +101,42 @@ async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger:
   const at = iso(now)
   const scheduled = draft.scheduledAt !== null
   const due = scheduled ? iso(draft.scheduledAt!) : at
-  await tx.insert(emails).values({
-    id,
-    accountId: actor.accountId,
-    apiKeyId: actor.keyId,
-    domainId: domain && domain.status === 'verified' && domain.sendingEnabled ? domain.id : null,
-    from: draft.from!.given,
-    fromEmail: draft.from!.address,
-    to: draft.to.map((a) => a.given),
-    cc: draft.cc.map((a) => a.given),
-    bcc: draft.bcc.map((a) => a.given),
-    replyTo: draft.replyTo.map((a) => a.given),
-    subject: draft.subject ?? '',
-    html: draft.html,
-    text: draft.text,
-    headers: draft.headers,
-    tags: draft.tags,
-    topicId: draft.topicId?.toLowerCase() ?? null,
-    templateId: null,
-    broadcastId: null,
-    messageId: `${id}@${deps.config.hostname}`,
-    inReplyTo: draft.inReplyTo,
-    references: draft.references,
-    priority: 'transactional',
-    simulator: draft.simulator,
-    openTracking: false,
-    clickTracking: draft.clickTracking ?? domain?.clickTracking ?? false,
-    scheduledAt: scheduled ? due : null,
-    lastEvent: scheduled ? 'scheduled' : 'queued',
-    createdAt: at,
-    updatedAt: at,
-  })
-  for (const a of draft.attachments) {
-    await tx.insert(emailAttachments).values({
+  await insertEmails(tx, [
+    {
+      id,
+      accountId: actor.accountId,
+      apiKeyId: actor.keyId,
+      domainId: domain && domain.status === 'verified' && domain.sendingEnabled ? domain.id : null,
+      from: draft.from!.given,
+      fromEmail: draft.from!.address,
+      to: draft.to.map((a) => a.given),
+      cc: draft.cc.map((a) => a.given),
+      bcc: draft.bcc.map((a) => a.given),
+      replyTo: draft.replyTo.map((a) => a.given),
+      subject: draft.subject ?? '',
+      html: draft.html,
+      text: draft.text,
+      headers: draft.headers,
+      tags: draft.tags,
+      topicId: draft.topicId?.toLowerCase() ?? null,
+      templateId: null,
+      broadcastId: null,
+      messageId: `${id}@${deps.config.hostname}`,
+      inReplyTo: draft.inReplyTo,
+      references: draft.references,
+      priority: 'transactional',
+      simulator: draft.simulator,
+      openTracking: false,
+      clickTracking: draft.clickTracking ?? domain?.clickTracking ?? false,
+      scheduledAt: scheduled ? due : null,
+      lastEvent: scheduled ? 'scheduled' : 'queued',
+      createdAt: at,
+      updatedAt: at,
+    },
+  ])
+  await insertAttachments(
+    tx,
+    draft.attachments.map((a) => ({
       id: deps.ids.uuid(),
       emailId: id,
       accountId: actor.accountId,
@@ -137,9 +146,10 @@ async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger:
       disposition: a.contentId ? 'inline' : 'attachment',
       size: a.content!.length,
       content: a.content!,
-    })
-  }
-  await tx.insert(deliveries).values(
+    })),
+  )
+  await insertDeliveries(
+    tx,
     draft.recipients.map((r) => ({
       id: deps.ids.uuid(),
       emailId: id,
@@ -159,7 +169,8 @@ async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger:
       updatedAt: at,
     })),
   )
-  await recordEvent(tx, deps.ids, {
+  // The email row was written naming this event as its last one.
+  await recordFirstEvent(tx, deps.ids, {
     accountId: actor.accountId,
     emailId: id,
     type: scheduled ? 'scheduled' : 'queued',

@@ -5,10 +5,12 @@ import { createClient } from '@libsql/client'
 import { generateKeyPairSync } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { inboundPerSecond } from './inbound'
 import { BUN, fmt, freePort, has, startProcess, stop, tempDir, waitFor, wrk } from './lib'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const DELIVER = Number(process.env.BENCH_DELIVER ?? 10_000)
+const RECEIVE = Number(process.env.BENCH_RECEIVE ?? 5_000)
 const KEY = 'mr_bench_bench_bench_bench_bench_bench_1234'
 const rows: [string, string, string, string][] = []
 const report = (what: string, value: string, ceiling: string, ratio: string) => {
@@ -49,12 +51,17 @@ async function startMailroom(env: Record<string, string>) {
     PORT: String(port),
     MAILROOM_DATA_DIR: dir,
     MAILROOM_BOOTSTRAP_KEY: KEY,
-    MAILROOM_RATE_LIMIT: '100000000',
-    MAILROOM_PUBLIC_RATE_LIMIT: '100000000',
+    MAILROOM_RATE_LIMIT: '1000000',
+    MAILROOM_PUBLIC_RATE_LIMIT: '1000000',
     MAILROOM_HOSTNAME: 'bench.local',
     ...env,
   })
-  await waitFor(`http://127.0.0.1:${port}/health`)
+  try {
+    await waitFor(`http://127.0.0.1:${port}/health`)
+  } catch (e) {
+    p.kill()
+    throw new Error(`${(e as Error).message}: ${await new Response(p.stderr as ReadableStream).text()}`)
+  }
   return { p, port, dir, url: `http://127.0.0.1:${port}` }
 }
 
@@ -145,6 +152,8 @@ async function main() {
     const ceiling = await smtpSinkCeiling()
     const d = await deliveredPerSecond()
     report(`delivered into smtp-sink (${fmt(d.delivered)} DKIM-signed messages via relay)`, `${fmt(d.perSecond)} msgs/s`, `${fmt(ceiling)} msgs/s smtp-source`, fmt(d.perSecond / ceiling, 3))
+    const r = await inboundPerSecond(RECEIVE)
+    report(`received over SMTP from smtp-source (${fmt(r.stored)} of ${fmt(r.sent)} stored, parsed, authenticated)`, `${fmt(r.perSecond)} msgs/s`, `${fmt(ceiling)} msgs/s smtp-sink`, fmt(r.perSecond / ceiling, 3))
   } else {
     console.log('  smtp-sink missing (apt-get install postfix): delivery figures skipped')
   }

@@ -1,0 +1,47 @@
+// Inbound: Postfix's smtp-source hands messages to Mailroom's SMTP listener, each
+// stored raw, parsed and authenticated (SPF, DKIM, DMARC) before the 250 reply.
+import { createClient } from '@libsql/client'
+import { join } from 'node:path'
+import { startDnsServer } from '../support/dns-server'
+import { BUN, freePort, startProcess, stop, tempDir, waitFor } from './lib'
+
+export async function inboundPerSecond(n: number) {
+  // Every lookup answered on loopback (NXDOMAIN unless set), as a quiet resolver would.
+  const dns = await startDnsServer()
+  const http = await freePort()
+  const smtp = await freePort()
+  const dir = tempDir('inbound')
+  const p = startProcess([BUN, 'src/index.ts'], {
+    PORT: String(http),
+    MAILROOM_DATA_DIR: dir,
+    MAILROOM_BOOTSTRAP_KEY: 'mr_bench_bench_bench_bench_bench_bench_1234',
+    MAILROOM_HOSTNAME: 'bench.local',
+    MAILROOM_DELIVERY: 'capture',
+    MAILROOM_DNS_SERVERS: dns.address,
+    MAILROOM_SMTP_PORT: String(smtp),
+    MAILROOM_SMTP_HOST: '127.0.0.1',
+    MAILROOM_SMTP_RATE_LIMIT: '1000000',
+    MAILROOM_SMTP_MAX_CONNECTIONS: '100',
+  })
+  try {
+    await waitFor(`http://127.0.0.1:${http}/health`)
+    const db = createClient({ url: `file:${join(dir, 'mailroom.db')}` })
+    const account = (await db.execute('select id from accounts limit 1')).rows[0].id as string
+    const now = new Date().toISOString()
+    await db.execute({
+      sql: `insert into domains (id, account_id, name, region, status, custom_return_path, click_tracking, open_tracking, tls, sending_enabled, receiving_enabled,
+        dkim_selector, dkim_private_key, dkim_public_key, records, created_at, updated_at) values (?, ?, 'inbound.test', 'us', 'verified', 'send', 0, 0, 'opportunistic', 1, 1, 'x', 'x', 'x', '[]', ?, ?)`,
+      args: [crypto.randomUUID(), account, now, now],
+    })
+    const t0 = performance.now()
+    const src = startProcess(['smtp-source', '-s', '20', '-m', String(n), '-l', '5120', '-f', 'sender@elsewhere.test', '-t', 'inbox@inbound.test', `127.0.0.1:${smtp}`], {})
+    await src.exited
+    const seconds = (performance.now() - t0) / 1000
+    const stored = Number((await db.execute('select count(*) as n from inbound_emails')).rows[0].n)
+    db.close()
+    return { perSecond: stored / seconds, stored, sent: n }
+  } finally {
+    await stop(p)
+    await dns.close()
+  }
+}
