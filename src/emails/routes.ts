@@ -3,6 +3,7 @@ import { op } from '../http/docs'
 import type { Platform } from '../http/platform'
 import * as records from './records'
 import * as s from './schema'
+import { SEND_ERRORS } from './send-errors'
 import * as send from './send'
 
 const tag = 'emails'
@@ -12,25 +13,6 @@ const rateInto = (set: { headers: Record<string, string | number> }) => (st: { r
   set.headers['ratelimit-remaining'] = String(st.remaining)
   set.headers['ratelimit-reset'] = String(st.resetSeconds)
 }
-
-const SEND_ERRORS = [
-  'missing_required_field',
-  'invalid_from_address',
-  'invalid_parameter',
-  'invalid_attachment',
-  'header_replaced',
-  'open_tracking_on_transactional',
-  'content_refused',
-  'link_domain_listed',
-  'recipient_blocklisted',
-  'suppressed_recipient',
-  'domain_scope_violation',
-  'domain_not_verified',
-  'domain_sending_disabled',
-  'agent_budget_exceeded',
-  'daily_quota_exceeded',
-  'monthly_quota_exceeded',
-] as const
 
 const SEND_DESCRIPTION =
   'Resend’s request. Every recipient (to, cc and bcc, counted once each) is one email against the key’s budget, the account’s quotas and the key’s rate window; ' +

@@ -1,30 +1,15 @@
 import { Elysia, t } from 'elysia'
+import type { ErrorCode } from '../errors/catalogue'
 import { op } from '../http/docs'
 import type { Platform } from '../http/platform'
+import { SEND_ERRORS } from '../emails/send-errors'
 import * as s from './schema'
 import * as svc from './service'
 
 const tag = 'receiving'
 
-/** The send codes a reply can answer, as POST /emails does. */
-const REPLY_ERRORS = [
-  'not_found',
-  'missing_required_field',
-  'invalid_from_address',
-  'invalid_parameter',
-  'invalid_attachment',
-  'header_replaced',
-  'content_refused',
-  'link_domain_listed',
-  'recipient_blocklisted',
-  'suppressed_recipient',
-  'domain_scope_violation',
-  'domain_not_verified',
-  'domain_sending_disabled',
-  'agent_budget_exceeded',
-  'daily_quota_exceeded',
-  'monthly_quota_exceeded',
-] as const
+/** A reply is a send (without open tracking) of an inbound email that must exist. */
+const REPLY_ERRORS: ErrorCode[] = ['not_found', ...SEND_ERRORS.filter((c) => c !== 'open_tracking_on_transactional')]
 
 const full = (id: string, summary: string, errors: Parameters<typeof op>[0]['errors'] = [], description?: string) =>
   op({ id, summary, tag, auth: 'full', method: 'GET', errors, ...(description ? { description } : {}) })
