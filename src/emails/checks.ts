@@ -4,12 +4,13 @@ import type { Executor, Tx } from '../db'
 import { listOf, prepared } from '../db/prepared'
 import { accountUsage, apiKeyBudgetUsage, apiKeys, domains, suppressions, topics } from '../db/tables'
 import type { Deps } from '../deps'
+import { trackingVerified } from '../domains/service'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
 import { UUID_RE } from '../lib/ids'
 import { periodBounds } from '../lib/periods'
 import type { BucketState } from '../lib/token-bucket'
-import { errorFinding, recipientListed, type Finding } from './content'
+import { errorFinding, recipientListed, warning, type Finding } from './content'
 import type { Draft } from './draft'
 
 export type DomainRow = typeof domains.$inferSelect
@@ -113,6 +114,15 @@ export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Pro
     ;[domain = null] = await sendingDomain(deps.db.q).all({ accountId: actor.accountId, name: fromDomain })
     if (domain && canSend(domain)) {
       checks.push({ name: 'sending_domain', passed: true, detail: `${domain.name} is verified and may send` })
+      if ((draft.clickTracking ?? domain.clickTracking) && !trackingVerified(domain)) {
+        findings.push(
+          warning(
+            'tracking_subdomain_unverified',
+            `Click tracking needs the tracking subdomain of ${domain.name} to verify; links are sent as written.`,
+            draft.clickTracking ? 'click_tracking' : undefined,
+          ),
+        )
+      }
     } else if (draft.simulator) {
       checks.push({ name: 'sending_domain', passed: true, detail: 'every recipient is a simulator address: no verified domain needed' })
     } else if (domain && domain.status === 'verified') {
