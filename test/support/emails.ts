@@ -1,51 +1,23 @@
 import { expect } from 'bun:test'
-import { generateKeyPairSync } from 'node:crypto'
-import { accountUsage, apiKeyBudgetUsage, deliveries, domains, emailAttachments, emailEvents, emails, suppressions } from '../../src/db/tables'
+import { accountUsage, apiKeyBudgetUsage, deliveries, emailAttachments, emailEvents, emails, suppressions } from '../../src/db/tables'
 import { iso } from '../../src/lib/clock'
+import { insertDomain } from './delivery-fixtures'
 import type { Harness } from './harness'
-
-/** One DKIM key pair for every test domain (generating one per test is slow). */
-const dkim = (() => {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 })
-  return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: publicKey.export({ type: 'spki', format: 'der' }).toString('base64') }
-})()
 
 /**
  * A sending domain inserted directly (the domains module verifies real ones):
  * `verified` with sending on unless told otherwise.
  */
 export async function verifiedDomain(h: Harness, name = 'acme.dev', o: { status?: 'verified' | 'pending' | 'failed'; sendingEnabled?: boolean; accountId?: string; clickTracking?: boolean } = {}) {
-  const id = h.root.ids.uuid()
-  const now = iso(h.clock.now())
-  await h.root.db.write((tx) =>
-    tx.insert(domains).values({
-      id,
-      accountId: o.accountId ?? h.accountId,
-      name,
-      region: 'us',
-      status: o.status ?? 'verified',
-      customReturnPath: 'send',
-      clickTracking: o.clickTracking ?? false,
-      openTracking: false,
-      trackingSubdomain: null,
-      tls: 'opportunistic',
-      sendingEnabled: o.sendingEnabled ?? true,
-      receivingEnabled: false,
-      dkimSelector: 'mailroom1',
-      dkimPrivateKey: dkim.privateKey,
-      dkimPublicKey: dkim.publicKey,
-      dkimNextSelector: null,
-      dkimNextPrivateKey: null,
-      dkimNextPublicKey: null,
-      records: [],
-      verifiedAt: o.status === 'verified' || o.status === undefined ? now : null,
-      lastCheckedAt: now,
-      checkWindowStartedAt: now,
-      createdAt: now,
-      updatedAt: now,
-    }),
-  )
-  return { id, name }
+  const status = o.status ?? 'verified'
+  const row = await insertDomain(h.root, o.accountId ?? h.accountId, name, {
+    status,
+    sendingEnabled: o.sendingEnabled ?? true,
+    clickTracking: o.clickTracking ?? false,
+    dkimSelector: 'mailroom1',
+    verifiedAt: status === 'verified' ? iso(h.clock.now()) : null,
+  })
+  return { id: row.id, name }
 }
 
 /** A minimal valid send from the verified `acme.dev`. */
