@@ -1,14 +1,13 @@
 import { and, eq, gte, inArray, isNull, or, sql } from 'drizzle-orm'
 import type { Deps } from '../deps'
-import { keyset } from '../db/paging'
+import { pageOf } from '../db/paging'
 import { prepared } from '../db/prepared'
 import { apiKeyBudgetUsage, apiKeyUsage, apiKeys } from '../db/tables'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
-import { UUID_RE } from '../lib/ids'
 import { randomBase62, safeEqual, sha256 } from '../lib/crypto'
-import { listKey, readPage, toPage, type PageQuery } from '../lib/paging'
+import { listKey, type PageQuery } from '../lib/paging'
 import { periodBounds } from '../lib/periods'
 import type { CreateApiKey, UpdateApiKey, UpdateKeyLimits } from './schema'
 
@@ -148,17 +147,21 @@ export async function createKey(deps: Deps, actor: Actor, input: CreateApiKey) {
 }
 
 export async function listKeys(deps: Deps, actor: Actor, q: PageQuery) {
-  const list = listKey('api_keys')
-  const req = readPage(deps.secret, list, q, UUID_RE)
-  const ks = keyset(apiKeys.id, req)
-  const rows = await deps.db.q
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.accountId, actor.accountId), isNull(apiKeys.revokedAt), ks.where))
-    .orderBy(ks.orderBy)
-    .limit(ks.limit)
-  const usage = await usageOf(deps, rows)
-  return toPage(deps.secret, list, req, rows, (r) => toApiKey(r, usage.get(r.id)?.count ?? 0, usage.get(r.id)?.lastUsed ?? null))
+  return pageOf(
+    deps.secret,
+    { list: listKey('api_keys'), query: q, id: apiKeys.id },
+    async (ks) => {
+      const rows = await deps.db.q
+        .select()
+        .from(apiKeys)
+        .where(and(eq(apiKeys.accountId, actor.accountId), isNull(apiKeys.revokedAt), ks.where))
+        .orderBy(ks.orderBy)
+        .limit(ks.limit)
+      const usage = await usageOf(deps, rows)
+      return rows.map((r) => ({ row: r, id: r.id, usage: usage.get(r.id) }))
+    },
+    (r) => toApiKey(r.row, r.usage?.count ?? 0, r.usage?.lastUsed ?? null),
+  )
 }
 
 export async function getKey(deps: Deps, actor: Actor, id: string) {

@@ -1,13 +1,12 @@
 import { and, desc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm'
 import type { Executor, Tx } from '../db'
-import { keyset } from '../db/paging'
+import { pageOf } from '../db/paging'
 import { contacts, contactTopics, topics } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
-import { UUID_RE } from '../lib/ids'
-import { listKey, readPage, toPage, type PageQuery } from '../lib/paging'
+import { listKey, type PageQuery } from '../lib/paging'
 import { subscribedByDefault, subscriptionOf, type SubscriptionValue } from '../topics/service'
 import type { CreateContact, TopicAnswerInput, UpdateContact, UpdateContactTopics } from './schema'
 
@@ -221,11 +220,12 @@ function toContactTopic(r: TopicAnswerRow) {
 
 export async function listContactTopics(deps: Deps, actor: Actor, ref: string, q: PageQuery) {
   const contact = await findContact(deps, actor, ref)
-  const list = listKey('contact_topics', { contact: contact.id })
-  const req = readPage(deps.secret, list, q, UUID_RE)
-  const ks = keyset(topics.id, req)
-  const rows = await topicsWithAnswers(deps.db.q, actor.accountId, contact.id, ks.where, ks.orderBy, ks.limit)
-  return toPage(deps.secret, list, req, rows, toContactTopic)
+  return pageOf(
+    deps.secret,
+    { list: listKey('contact_topics', { contact: contact.id }), query: q, id: topics.id },
+    (ks) => topicsWithAnswers(deps.db.q, actor.accountId, contact.id, ks.where, ks.orderBy, ks.limit),
+    toContactTopic,
+  )
 }
 
 /**

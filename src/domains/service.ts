@@ -1,14 +1,13 @@
 import { and, asc, count, eq, isNotNull, isNull, lte, ne, or, sql } from 'drizzle-orm'
 import { domainToASCII } from 'node:url'
 import type { Tx } from '../db'
-import { keyset } from '../db/paging'
+import { pageOf } from '../db/paging'
 import { domains } from '../db/tables'
 import type { Deps, RootDeps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
-import { UUID_RE } from '../lib/ids'
-import { listKey, readPage, toPage, type PageQuery } from '../lib/paging'
+import { listKey, type PageQuery } from '../lib/paging'
 import { buildRecords, checkDomain, domainStatus, returnPathHost, trackingHost, trackingVerified, VERIFIED_RECHECK_HOURS, windowEndsAt, type CheckProblem, type DomainRow } from './checks'
 import { generateDkimKey } from './dkim'
 import type { CreateDomain, DnsRecord, UpdateDomain } from './schema'
@@ -206,16 +205,12 @@ export async function createDomain(deps: Deps, actor: Actor, input: CreateDomain
 }
 
 export async function listDomains(deps: Deps, actor: Actor, q: PageQuery) {
-  const list = listKey('domains')
-  const req = readPage(deps.secret, list, q, UUID_RE)
-  const ks = keyset(domains.id, req)
-  const rows = await deps.db.q
-    .select()
-    .from(domains)
-    .where(and(eq(domains.accountId, actor.accountId), ks.where))
-    .orderBy(ks.orderBy)
-    .limit(ks.limit)
-  return toPage(deps.secret, list, req, rows, toListItem)
+  return pageOf(
+    deps.secret,
+    { list: listKey('domains'), query: q, id: domains.id },
+    (ks) => deps.db.q.select().from(domains).where(and(eq(domains.accountId, actor.accountId), ks.where)).orderBy(ks.orderBy).limit(ks.limit),
+    toListItem,
+  )
 }
 
 export async function getDomain(deps: Deps, actor: Actor, id: string) {

@@ -1,14 +1,13 @@
 import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../db'
 import { composeMessage } from '../delivery/mime'
-import { keyset } from '../db/paging'
+import { pageOf } from '../db/paging'
 import { deliveries, deliveryAttempts, domains, emailAttachments, emailEvents, emails, suppressions } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
-import { UUID_RE } from '../lib/ids'
-import { listKey, readPage, toPage, type PageQuery, type PageRequest } from '../lib/paging'
+import { listKey, type PageQuery } from '../lib/paging'
 import { recordEvent } from './events'
 import { mimeTree } from './mime-tree'
 import { parseSchedule } from './schedule'
@@ -103,16 +102,12 @@ const filterKey = (f: EmailFilters) => ({ status: f.status, from: f.from, to: f.
 
 export async function listEmails(deps: Deps, actor: Actor, q: ListEmailsQuery) {
   const where = filterWhere(q)
-  const list = listKey('emails', filterKey(q))
-  const req = readPage(deps.secret, list, q, UUID_RE)
-  const ks = keyset(emails.id, req)
-  const rows = await deps.db.q
-    .select()
-    .from(emails)
-    .where(and(eq(emails.accountId, actor.accountId), where, ks.where))
-    .orderBy(ks.orderBy)
-    .limit(ks.limit)
-  return toPage(deps.secret, list, req, rows, summary)
+  return pageOf(
+    deps.secret,
+    { list: listKey('emails', filterKey(q)), query: q, id: emails.id },
+    (ks) => deps.db.q.select().from(emails).where(and(eq(emails.accountId, actor.accountId), where, ks.where)).orderBy(ks.orderBy).limit(ks.limit),
+    summary,
+  )
 }
 
 const CSV_COLUMNS = ['id', 'created_at', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'last_event', 'scheduled_at', 'tags', 'topic_id', 'message_id', 'api_key_id', 'simulator']
@@ -284,16 +279,6 @@ export async function bulkCancel(deps: Deps, actor: Actor, input: BulkCancel) {
   return { object: 'bulk_cancel' as const, canceled: canceled.length, skipped, not_found: notFoundCount, ids: canceled, has_more: hasMore }
 }
 
-/** The timeline reads oldest first: `after` moves later, `before` earlier. */
-function ascending(id: typeof emailEvents.id, req: PageRequest) {
-  const a = req.anchor
-  return {
-    where: a ? (a.dir === 'after' ? gt(id, a.id) : lt(id, a.id)) : undefined,
-    orderBy: a?.dir === 'before' ? desc(id) : asc(id),
-    limit: req.limit + 1,
-  }
-}
-
 const toEvent = (e: typeof emailEvents.$inferSelect) => ({
   object: 'email_event' as const,
   id: e.id,
@@ -307,16 +292,18 @@ const toEvent = (e: typeof emailEvents.$inferSelect) => ({
 /** GET /emails/{id}/events: the email's events, oldest first. */
 export async function listEvents(deps: Deps, actor: Actor, id: string, q: PageQuery) {
   const row = await findEmail(deps, actor, id)
-  const list = listKey('email_events', { email: row.id })
-  const req = readPage(deps.secret, list, q, UUID_RE)
-  const ks = ascending(emailEvents.id, req)
-  const rows = await deps.db.q
-    .select()
-    .from(emailEvents)
-    .where(and(eq(emailEvents.emailId, row.id), eq(emailEvents.accountId, actor.accountId), ks.where))
-    .orderBy(ks.orderBy)
-    .limit(ks.limit)
-  return toPage(deps.secret, list, req, rows, toEvent)
+  return pageOf(
+    deps.secret,
+    { list: listKey('email_events', { email: row.id }), query: q, id: emailEvents.id, oldestFirst: true },
+    (ks) =>
+      deps.db.q
+        .select()
+        .from(emailEvents)
+        .where(and(eq(emailEvents.emailId, row.id), eq(emailEvents.accountId, actor.accountId), ks.where))
+        .orderBy(ks.orderBy)
+        .limit(ks.limit),
+    toEvent,
+  )
 }
 
 function explainSummary(row: EmailRow, ds: { state: string; recipient: string; lastCode: number | null; lastResponse: string | null; nextAttemptAt: string }[]) {

@@ -1,5 +1,5 @@
 import { and, asc, eq, gte, inArray, like, lte, or, sql, type SQL } from 'drizzle-orm'
-import { keyset } from '../db/paging'
+import { pageOf } from '../db/paging'
 import { emails, inboundAttachments, inboundEmails, inboundRaw, threadMessages, threads } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
@@ -7,8 +7,7 @@ import { sendEmail, type OnRate } from '../emails/send'
 import type { SendEmail } from '../emails/schema'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
-import { UUID_RE } from '../lib/ids'
-import { listKey, readPage, toPage } from '../lib/paging'
+import { listKey } from '../lib/paging'
 import type { ListInboundQuery, ListThreadsQuery, Reply } from './schema'
 import { addToThread } from './threads'
 
@@ -116,17 +115,21 @@ function filterWhere(q: ListInboundQuery): SQL | undefined {
 
 /** GET /emails/receiving: newest first, without bodies, headers or the raw link. */
 export async function listInbound(deps: Deps, actor: Actor, q: ListInboundQuery) {
-  const list = listKey('inbound', { to: q.to?.toLowerCase(), from: q.from?.toLowerCase(), since: q.since, until: q.until })
-  const req = readPage(deps.secret, list, q, UUID_RE)
-  const ks = keyset(inboundEmails.id, req)
-  const rows = await deps.db.q
-    .select()
-    .from(inboundEmails)
-    .where(and(eq(inboundEmails.accountId, actor.accountId), filterWhere(q), ks.where))
-    .orderBy(ks.orderBy)
-    .limit(ks.limit)
-  const atts = await attachmentsOf(deps, rows.map((r) => r.id))
-  return toPage(deps.secret, list, req, rows, (r) => summary(r, atts.get(r.id) ?? []))
+  return pageOf(
+    deps.secret,
+    { list: listKey('inbound', { to: q.to?.toLowerCase(), from: q.from?.toLowerCase(), since: q.since, until: q.until }), query: q, id: inboundEmails.id },
+    async (ks) => {
+      const rows = await deps.db.q
+        .select()
+        .from(inboundEmails)
+        .where(and(eq(inboundEmails.accountId, actor.accountId), filterWhere(q), ks.where))
+        .orderBy(ks.orderBy)
+        .limit(ks.limit)
+      const atts = await attachmentsOf(deps, rows.map((r) => r.id))
+      return rows.map((r) => ({ row: r, id: r.id, atts: atts.get(r.id) ?? [] }))
+    },
+    (r) => summary(r.row, r.atts),
+  )
 }
 
 /** Rewrites `cid:` references to data URIs of the inline parts (Resend's `html_format=data_uri`). */
@@ -212,12 +215,16 @@ const threadSummary = (t: ThreadRow, n: number) => ({
 
 /** GET /emails/receiving/threads: newest thread first. */
 export async function listThreads(deps: Deps, actor: Actor, q: ListThreadsQuery) {
-  const list = listKey('threads')
-  const req = readPage(deps.secret, list, q, UUID_RE)
-  const ks = keyset(threads.id, req)
-  const rows = await deps.db.q.select().from(threads).where(and(eq(threads.accountId, actor.accountId), ks.where)).orderBy(ks.orderBy).limit(ks.limit)
-  const n = await counts(deps, rows.map((r) => r.id))
-  return toPage(deps.secret, list, req, rows, (r) => threadSummary(r, n.get(r.id) ?? 0))
+  return pageOf(
+    deps.secret,
+    { list: listKey('threads'), query: q, id: threads.id },
+    async (ks) => {
+      const rows = await deps.db.q.select().from(threads).where(and(eq(threads.accountId, actor.accountId), ks.where)).orderBy(ks.orderBy).limit(ks.limit)
+      const n = await counts(deps, rows.map((r) => r.id))
+      return rows.map((r) => ({ row: r, id: r.id, messages: n.get(r.id) ?? 0 }))
+    },
+    (r) => threadSummary(r.row, r.messages),
+  )
 }
 
 /**

@@ -1,12 +1,11 @@
 import { and, eq } from 'drizzle-orm'
 import type { Deps } from '../deps'
-import { keyset } from '../db/paging'
+import { pageOf } from '../db/paging'
 import { suppressions } from '../db/tables'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
-import { UUID_RE } from '../lib/ids'
-import { listKey, readPage, toPage } from '../lib/paging'
+import { listKey } from '../lib/paging'
 import type { CreateSuppression, ListSuppressionsQuery } from './schema'
 
 type Row = typeof suppressions.$inferSelect
@@ -52,16 +51,18 @@ export async function createSuppression(deps: Deps, actor: Actor, input: CreateS
 export async function listSuppressions(deps: Deps, actor: Actor, q: ListSuppressionsQuery) {
   const reason = q.reason ?? q.origin
   const email = q.email?.toLowerCase()
-  const list = listKey('suppressions', { reason, email })
-  const req = readPage(deps.secret, list, q, UUID_RE)
-  const ks = keyset(suppressions.id, req)
-  const rows = await deps.db.q
-    .select()
-    .from(suppressions)
-    .where(and(eq(suppressions.accountId, actor.accountId), reason ? eq(suppressions.reason, reason) : undefined, email ? eq(suppressions.email, email) : undefined, ks.where))
-    .orderBy(ks.orderBy)
-    .limit(ks.limit)
-  return toPage(deps.secret, list, req, rows, toSuppression)
+  return pageOf(
+    deps.secret,
+    { list: listKey('suppressions', { reason, email }), query: q, id: suppressions.id },
+    (ks) =>
+      deps.db.q
+        .select()
+        .from(suppressions)
+        .where(and(eq(suppressions.accountId, actor.accountId), reason ? eq(suppressions.reason, reason) : undefined, email ? eq(suppressions.email, email) : undefined, ks.where))
+        .orderBy(ks.orderBy)
+        .limit(ks.limit),
+    toSuppression,
+  )
 }
 
 export async function getSuppression(deps: Deps, actor: Actor, idOrEmail: string) {

@@ -1,13 +1,12 @@
 import { and, eq, ne, sql } from 'drizzle-orm'
 import type { Executor, Tx } from '../db'
-import { keyset } from '../db/paging'
+import { pageOf } from '../db/paging'
 import { contactTopics, contacts, topics } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
-import { UUID_RE } from '../lib/ids'
-import { listKey, readPage, toPage, type PageQuery } from '../lib/paging'
+import { listKey, type PageQuery } from '../lib/paging'
 import type { CreateTopic, UpdateTopic } from './schema'
 
 export type TopicRow = typeof topics.$inferSelect
@@ -93,16 +92,12 @@ export async function createTopic(deps: Deps, actor: Actor, input: CreateTopic) 
 }
 
 export async function listTopics(deps: Deps, actor: Actor, q: PageQuery) {
-  const list = listKey('topics')
-  const req = readPage(deps.secret, list, q, UUID_RE)
-  const ks = keyset(topics.id, req)
-  const rows = await deps.db.q
-    .select()
-    .from(topics)
-    .where(and(eq(topics.accountId, actor.accountId), ks.where))
-    .orderBy(ks.orderBy)
-    .limit(ks.limit)
-  return toPage(deps.secret, list, req, rows, toTopic)
+  return pageOf(
+    deps.secret,
+    { list: listKey('topics'), query: q, id: topics.id },
+    (ks) => deps.db.q.select().from(topics).where(and(eq(topics.accountId, actor.accountId), ks.where)).orderBy(ks.orderBy).limit(ks.limit),
+    toTopic,
+  )
 }
 
 export async function getTopic(deps: Deps, actor: Actor, id: string) {
