@@ -3,11 +3,31 @@
 import { createClient } from '@libsql/client'
 import { join } from 'node:path'
 import { startDnsServer } from '../support/dns-server'
-import { BUN, freePort, startProcess, stop, tempDir, waitFor } from './lib'
+import { BUN, freePort, has, startProcess, stop, tempDir, waitFor } from './lib'
 
-export async function inboundPerSecond(n: number) {
-  // Every lookup answered on loopback (NXDOMAIN unless set), as a quiet resolver would.
+/**
+ * A resolver on loopback answering NXDOMAIN to everything: dnsmasq (Debian) where it
+ * is installed, as a real deployment's resolver answers; otherwise the test DNS server,
+ * which is JavaScript and itself limits the rate.
+ */
+async function quietResolver(): Promise<{ address: string; name: string; close(): Promise<void> }> {
+  if (has('dnsmasq')) {
+    const port = await freePort()
+    const p = startProcess(['dnsmasq', '-k', '-p', String(port), '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', '--local=/#/', '--conf-file=/dev/null'], {})
+    await Bun.sleep(300)
+    return { address: `127.0.0.1:${port}`, name: 'dnsmasq', close: () => stop(p) }
+  }
   const dns = await startDnsServer()
+  return { address: dns.address, name: 'test DNS server (dns2)', close: () => dns.close() }
+}
+
+/**
+ * `reuse`: smtp-source keeps each connection for many messages (`-d`), as MTAs with
+ * connection caching do; otherwise every message opens a new connection, which pays
+ * smtp-server's fixed 100 ms greeting pause (its early-talker check).
+ */
+export async function inboundPerSecond(n: number, reuse: boolean) {
+  const dns = await quietResolver()
   const http = await freePort()
   const smtp = await freePort()
   const dir = tempDir('inbound')
@@ -34,12 +54,12 @@ export async function inboundPerSecond(n: number) {
       args: [crypto.randomUUID(), account, now, now],
     })
     const t0 = performance.now()
-    const src = startProcess(['smtp-source', '-s', '20', '-m', String(n), '-l', '5120', '-f', 'sender@elsewhere.test', '-t', 'inbox@inbound.test', `127.0.0.1:${smtp}`], {})
+    const src = startProcess(['smtp-source', ...(reuse ? ['-d'] : []), '-s', '20', '-m', String(n), '-l', '5120', '-f', 'sender@elsewhere.test', '-t', 'inbox@inbound.test', `127.0.0.1:${smtp}`], {})
     await src.exited
     const seconds = (performance.now() - t0) / 1000
     const stored = Number((await db.execute('select count(*) as n from inbound_emails')).rows[0].n)
     db.close()
-    return { perSecond: stored / seconds, stored, sent: n }
+    return { perSecond: stored / seconds, stored, sent: n, resolver: dns.name }
   } finally {
     await stop(p)
     await dns.close()

@@ -152,8 +152,11 @@ async function main() {
     const ceiling = await smtpSinkCeiling()
     const d = await deliveredPerSecond()
     report(`delivered into smtp-sink (${fmt(d.delivered)} DKIM-signed messages via relay)`, `${fmt(d.perSecond)} msgs/s`, `${fmt(ceiling)} msgs/s smtp-source`, fmt(d.perSecond / ceiling, 3))
-    const r = await inboundPerSecond(RECEIVE)
-    report(`received over SMTP from smtp-source (${fmt(r.stored)} of ${fmt(r.sent)} stored, parsed, authenticated)`, `${fmt(r.perSecond)} msgs/s`, `${fmt(ceiling)} msgs/s smtp-sink`, fmt(r.perSecond / ceiling, 3))
+    for (const reuse of [true, false]) {
+      const r = await inboundPerSecond(RECEIVE, reuse)
+      const how = reuse ? 'connections reused' : 'a connection per message'
+      report(`received over SMTP from smtp-source, ${how} (${fmt(r.stored)} of ${fmt(r.sent)} stored, parsed, authenticated; resolver ${r.resolver})`, `${fmt(r.perSecond)} msgs/s`, `${fmt(ceiling)} msgs/s smtp-sink`, fmt(r.perSecond / ceiling, 3))
+    }
   } else {
     console.log('  smtp-sink missing (apt-get install postfix): delivery figures skipped')
   }
