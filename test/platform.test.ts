@@ -4,7 +4,6 @@ import { idempotencyKeys, apiKeys } from '../src/db/tables'
 import { iso } from '../src/lib/clock'
 import { TokenBuckets } from '../src/lib/token-bucket'
 import { expectError, harness, silentLog } from './support/harness'
-import { recordCode } from './support/codes'
 
 const created = (name: string) => ({ name })
 
@@ -13,7 +12,6 @@ describe('the error envelope and request ids', () => {
     const h = await harness()
     const r = await h.call('GET', '/no/such/route')
     expectError(r, 'not_found', 404)
-    recordCode('not_found')
     expect(r.body.name).toBe('not_found')
     expect(r.body.retry_after_seconds).toBeUndefined()
     await h.close()
@@ -23,7 +21,6 @@ describe('the error envelope and request ids', () => {
     const h = await harness()
     const r = await h.call('PUT', '/api-keys')
     expectError(r, 'method_not_allowed', 405)
-    recordCode('method_not_allowed')
     expect(r.headers.get('allow')).toBe('POST, GET')
     await h.close()
   })
@@ -44,7 +41,6 @@ describe('the error envelope and request ids', () => {
     }, { auth: 'public' } as never)
     const r = await h.call('GET', '/__boom')
     expectError(r, 'internal_server_error', 500)
-    recordCode('internal_server_error')
     expect(JSON.stringify(r.body)).not.toContain('secret')
     expect(silentLog.errors.some((l) => l.includes(r.headers.get('x-request-id')!) && l.includes('secret internals'))).toBe(true)
     await h.close()
@@ -63,7 +59,6 @@ describe('the error envelope and request ids', () => {
     h.root.db.close()
     const r = await h.call('GET', '/api-keys/' + h.root.ids.uuid(), { key: 'mr_whatever_whatever_whatever' })
     expectError(r, 'service_unavailable', 503)
-    recordCode('service_unavailable')
     expect(r.headers.get('retry-after')).toBe('30')
     expect(r.body.retry_after_seconds).toBe(30)
     await h.close()
@@ -75,7 +70,6 @@ describe('bodies', () => {
     const h = await harness()
     const r = await h.call('POST', '/api-keys', { raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     expectError(r, 'unsupported_media_type', 415)
-    recordCode('unsupported_media_type')
     expect(await h.call('GET', '/api-keys').then((x) => x.body.data.length)).toBe(1)
     await h.close()
   })
@@ -84,7 +78,6 @@ describe('bodies', () => {
     const h = await harness()
     const r = await h.call('POST', '/api-keys', { raw: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }), headers: { 'content-type': 'application/json' } })
     expectError(r, 'payload_too_large', 413)
-    recordCode('payload_too_large')
     expect(await h.call('GET', '/api-keys').then((x) => x.body.data.length)).toBe(1)
     await h.close()
   })
@@ -104,7 +97,6 @@ describe('bodies', () => {
     expectError(broken, 'validation_error', 400)
     const wrong = await h.call('POST', '/api-keys', { body: { name: 5, permission: 'root' } })
     expectError(wrong, 'validation_error', 400)
-    recordCode('validation_error')
     expect(wrong.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'permission']))
     await h.close()
   })
@@ -127,7 +119,6 @@ describe('rate windows', () => {
     expect(seen[0].headers.get('ratelimit-limit')).toBe('3')
     const refused = await h.call('GET', '/api-keys')
     expectError(refused, 'rate_limit_exceeded', 429)
-    recordCode('rate_limit_exceeded')
     expect(refused.headers.get('retry-after')).toBe('60')
     expect(refused.body.retry_after_seconds).toBe(60)
     // Another key has its own window.
@@ -147,7 +138,6 @@ describe('rate windows', () => {
     expect(second.headers.get('ratelimit-limit')).toBe('2')
     const refused = await h.call('GET', '/api-keys', { key: k.token })
     expectError(refused, 'rate_ceiling_exceeded', 429)
-    recordCode('rate_ceiling_exceeded')
     expect(refused.body.name).toBe('rate_limit_exceeded')
     expect(refused.headers.get('retry-after')).toBe('60')
     await h.close()
@@ -201,7 +191,6 @@ describe('idempotency', () => {
     await post(h, 'k-2', created('one'))
     const r = await post(h, 'k-2', created('two'))
     expectError(r, 'idempotency_payload_mismatch', 409)
-    recordCode('idempotency_payload_mismatch')
     expect(r.body.name).toBe('invalid_idempotent_request')
     await h.close()
   })
@@ -218,7 +207,6 @@ describe('idempotency', () => {
     )
     const r = await post(h, 'busy', created('agent'))
     expectError(r, 'idempotency_in_flight', 409)
-    recordCode('idempotency_in_flight')
     expect(r.body.name).toBe('concurrent_idempotent_requests')
     expect(r.body.retry_after_seconds).toBe(5)
     expect(r.headers.get('retry-after')).toBe('5')
@@ -242,7 +230,6 @@ describe('idempotency', () => {
     const h = await harness()
     expectError(await post(h, 'x'.repeat(257), created('a')), 'invalid_idempotency_key', 400)
     expectError(await post(h, '', created('a')), 'invalid_idempotency_key', 400)
-    recordCode('invalid_idempotency_key')
     await h.close()
   })
 

@@ -99,10 +99,6 @@ export class Database implements Db {
     return this.backend.reader
   }
 
-  get base(): DB {
-    return this.backend.reader
-  }
-
   /** A statement outside any group (migrations, maintenance). */
   execute(stmt: RawStatement | string): Promise<Row[]> {
     return this.backend.execute(typeof stmt === 'string' ? { sql: stmt } : stmt)

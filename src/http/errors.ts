@@ -65,7 +65,3 @@ export function fromValidation(error: ValidationLike, url: string): AppError {
   const list = details.map((d) => `\`${d.field}\``).join(', ')
   return new AppError('validation_error', { message: `Invalid ${list || where}: ${details[0]?.message ?? 'see details'}.`, details })
 }
-
-export function isErrorCode(code: string): code is ErrorCode {
-  return code in CATALOGUE
-}

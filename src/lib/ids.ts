@@ -40,4 +40,3 @@ export function uuidV7(clock: Clock): Ids {
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
 export const UUID_RE = new RegExp(UUID_PATTERN)
-export const isUuid = (s: string) => UUID_RE.test(s)

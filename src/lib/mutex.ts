@@ -18,13 +18,4 @@ export class Mutex {
     this.queued--
     return release
   }
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    const release = await this.acquire()
-    try {
-      return await fn()
-    } finally {
-      release()
-    }
-  }
 }

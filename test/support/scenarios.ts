@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { CATALOGUE, type ErrorCode } from '../../src/errors/catalogue'
 import { expectError, harness, type CallOptions, type Harness, type Reply } from './harness'
-import { recordCode } from './codes'
 
 /** A named credential: the owner's key, a sending-only key, none, or one that no longer works. */
 export type As = 'full' | 'sending' | 'none' | 'revoked' | 'unknown'
@@ -68,7 +67,6 @@ export function scenarios(table: Scenario[], opts: ScenarioOptions = {}) {
         if (s.code) {
           expectError(r, s.code, s.status)
           expect(CATALOGUE[s.code].status).toBe(s.status)
-          recordCode(s.code)
         } else {
           expect(r.status, JSON.stringify(r.body)).toBe(s.status)
         }
@@ -80,16 +78,4 @@ export function scenarios(table: Scenario[], opts: ScenarioOptions = {}) {
       }
     })
   }
-}
-
-/** One app shared by the tests of a file, for tests that need no fresh database. */
-export function sharedHarness() {
-  const ref = {} as { h: Harness }
-  beforeAll(async () => {
-    ref.h = await harness()
-  })
-  afterAll(async () => {
-    await ref.h.close()
-  })
-  return ref
 }
