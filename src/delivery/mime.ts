@@ -1,6 +1,6 @@
-import addressparser from 'nodemailer/lib/addressparser'
 import MailComposer from 'nodemailer/lib/mail-composer'
 import type { Config } from '../config'
+import { bareAddress } from '../emails/address'
 import { dkimSign } from './dkim'
 import type { AttachmentRow, DomainRow, EmailRow } from './types'
 import { unsubscribeToken } from './unsubscribe'
@@ -34,12 +34,6 @@ export function returnPathHost(domain: Pick<DomainRow, 'name' | 'customReturnPat
 /** The envelope sender (MAIL FROM): a VERP address on the bounce host naming the delivery, so a bounce finds its row. */
 export function bounceAddress(deliveryId: string, domain: Pick<DomainRow, 'name' | 'customReturnPath'> | null, config: Pick<Config, 'hostname'>): string {
   return `bounces+${deliveryId}@${returnPathHost(domain, config)}`
-}
-
-/** The bare address out of `Name <a@b>` or `a@b`, lower-case. */
-export function bareAddress(value: string): string {
-  const parsed = addressparser(value, { flatten: true })
-  return (parsed[0]?.address || value).trim().toLowerCase()
 }
 
 /**

@@ -1,3 +1,4 @@
+import addressparser from 'nodemailer/lib/addressparser'
 /** An address as given (`Name <a@b>` or `a@b`) and its plain, lower-case form. */
 export interface Address {
   given: string
@@ -47,3 +48,9 @@ export const asList = (v: string | string[] | null | undefined): string[] => (v 
 
 /** True when `domain` is `entry` or a subdomain of it. */
 export const domainMatches = (domain: string, entry: string) => domain === entry || domain.endsWith(`.${entry}`)
+
+/** The bare address out of `Name <a@b>` or `a@b`, lower-case. */
+export function bareAddress(value: string): string {
+  const parsed = addressparser(value, { flatten: true })
+  return (parsed[0]?.address || value).trim().toLowerCase()
+}

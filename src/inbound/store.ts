@@ -6,6 +6,7 @@ import { and, eq, inArray } from 'drizzle-orm'
 import type { Config } from '../config'
 import { domains, inboundAttachments, inboundEmails, inboundRaw } from '../db/tables'
 import type { RootDeps } from '../deps'
+import { bareAddress } from '../emails/address'
 import { recordEvent } from '../emails/events'
 import { isSimulatorAddress } from '../emails/simulator'
 import { iso } from '../lib/clock'
@@ -100,7 +101,6 @@ function subjectOf(raw: Buffer) {
   return head.match(/^subject:[ \t]*(.*(?:\r?\n[ \t].*)*)/im)?.[1].replace(/\r?\n[ \t]+/g, ' ').trim() ?? ''
 }
 
-const bare = (a: string) => (a.match(/<([^>]+)>/)?.[1] ?? a).trim().toLowerCase()
 
 /** Turns a stored message into what it means. Runs again safely on a message already done. */
 export async function processRaw(root: RootDeps, rawId: string): Promise<Processed> {
@@ -153,7 +153,7 @@ export async function processRaw(root: RootDeps, rawId: string): Promise<Process
       mta: root.config.hostname,
       dnsServers: root.config.dnsServers,
     })
-    const listed = new Set([...parsed.to, ...parsed.cc].map(bare))
+    const listed = new Set([...parsed.to, ...parsed.cc].map(bareAddress))
     await root.db.write(async (tx) => {
       for (const [accountId, { domainId, rcpts }] of mail) {
         const [done] = await tx.select({ id: inboundEmails.id }).from(inboundEmails).where(and(eq(inboundEmails.rawId, row.id), eq(inboundEmails.accountId, accountId)))

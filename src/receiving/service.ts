@@ -3,6 +3,7 @@ import { pageOf } from '../db/paging'
 import { emails, inboundAttachments, inboundEmails, inboundRaw, threadMessages, threads } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
+import { bareAddress } from '../emails/address'
 import { sendEmail, type OnRate } from '../emails/send'
 import type { SendEmail } from '../emails/schema'
 import type { Actor } from '../lib/actor'
@@ -272,7 +273,6 @@ export async function getThread(deps: Deps, actor: Actor, id: string) {
   return { ...threadSummary(t, messages.length), messages }
 }
 
-const bareAddr = (a: string) => (a.match(/<([^>]+)>/)?.[1] ?? a).trim().toLowerCase()
 
 /**
  * POST /emails/receiving/{id}/reply: a send through POST /emails's own pipeline
@@ -282,7 +282,7 @@ const bareAddr = (a: string) => (a.match(/<([^>]+)>/)?.[1] ?? a).trim().toLowerC
 export async function replyTo(deps: Deps, actor: Actor, id: string, body: Reply, onRate?: OnRate) {
   const row = await findInbound(deps, actor, id)
   const own = row.receivedFor[0]
-  const named = [...row.to, ...row.cc].find((a) => bareAddr(a) === own)
+  const named = [...row.to, ...row.cc].find((a) => bareAddress(a) === own)
   const from = body.from ?? named ?? own
   const to = body.to ?? (row.replyTo.length ? row.replyTo : [row.from])
   const subject = body.subject ?? (/^\s*re\s*:/i.test(row.subject) ? row.subject : `Re: ${row.subject}`.trimEnd())

@@ -4,7 +4,7 @@ import { generateKeyPairSync } from 'node:crypto'
 import { deliveries, domains, emailAttachments, emails } from '../../src/db/tables'
 import { recordEvent } from '../../src/emails/events'
 import { iso } from '../../src/lib/clock'
-import { bareAddress } from '../../src/delivery/mime'
+import { bareAddress } from '../../src/emails/address'
 import type { AttachmentRow, DomainRow, EmailRow } from '../../src/delivery/types'
 import type { RootDeps } from '../../src/deps'
 
