@@ -17,11 +17,21 @@ export interface AuthInput {
 
 type Resolve = (name: string, type: string) => Promise<unknown>
 
+const resolvers = new Map<string, Resolve>()
+
+/** One resolver per server list, made once: every inbound message is checked through it. */
+function resolverFor(servers: string[]): Resolve {
+  const key = servers.join(',')
+  let found = resolvers.get(key)
+  if (!found) resolvers.set(key, (found = makeResolver(servers)))
+  return found
+}
+
 /**
  * node:dns for addresses and MX; TXT through our own client, because Bun's node:dns
  * splits a long TXT record (a DKIM key) into separate entries.
  */
-function resolverFor(servers: string[]): Resolve {
+function makeResolver(servers: string[]): Resolve {
   const r = new dns.Resolver({ timeout: 2000, tries: 1 })
   if (servers.length) r.setServers(servers)
   const txtClient = dnsClient(servers, { timeoutMs: 2000, tries: 1 })
