@@ -324,4 +324,27 @@ CREATE TABLE `threads` (
 	`created_at` text NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `threads_account` ON `threads` (`account_id`,`id`);
+CREATE INDEX `threads_account` ON `threads` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `event_definitions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`name` text NOT NULL,
+	`schema` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `event_definitions_account_name` ON `event_definitions` (`account_id`,`name`);--> statement-breakpoint
+CREATE INDEX `event_definitions_account` ON `event_definitions` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `event_occurrences` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`event_id` text NOT NULL,
+	`name` text NOT NULL,
+	`contact_id` text NOT NULL,
+	`payload` text NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `event_occurrences_contact` ON `event_occurrences` (`account_id`,`contact_id`,`name`,`created_at`);--> statement-breakpoint
+CREATE INDEX `event_occurrences_event` ON `event_occurrences` (`event_id`);

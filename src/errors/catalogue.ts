@@ -107,6 +107,7 @@ const ENTRIES = {
   trial_already_used: [409, 'The 14-day trial was already used on this account.', 'Buy a plan with POST /billing/checkout.'],
   plan_already_active: [409, 'A plan is already in force.', 'Manage it through the billing portal.'],
   topic_name_taken: [409, 'A topic with this name already exists.', 'Choose another name or update the existing topic.'],
+  event_name_taken: [409, 'An event with this name already exists.', 'Choose another name, or update the existing event (PATCH /events/{id}).'],
   contact_already_exists: [409, 'A contact with this address already exists.', 'Update the existing contact (PATCH /contacts/{email}) instead.'],
   portal_change_unavailable: [409, 'This change cannot be made through the billing portal now.', 'Wait for the pending change to finish, or contact the operator.'],
   // 410
