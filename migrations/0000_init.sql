@@ -1,6 +1,7 @@
 CREATE TABLE `accounts` (
 	`id` text PRIMARY KEY NOT NULL,
 	`name` text NOT NULL,
+	`require_mfa` integer DEFAULT false NOT NULL,
 	`created_at` text NOT NULL,
 	`updated_at` text NOT NULL
 );
@@ -91,6 +92,31 @@ CREATE TABLE `topics` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `topics_account_name` ON `topics` (`account_id`,`name`);--> statement-breakpoint
 CREATE INDEX `topics_account` ON `topics` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `contact_imports` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`status` text NOT NULL,
+	`on_conflict` text NOT NULL,
+	`counts` text NOT NULL,
+	`rejected` text NOT NULL,
+	`ignored_columns` text NOT NULL,
+	`created_at` text NOT NULL,
+	`completed_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `contact_imports_account` ON `contact_imports` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `contact_resubscribes` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`contact_id` text NOT NULL,
+	`email` text NOT NULL,
+	`status` text NOT NULL,
+	`expires_at` text NOT NULL,
+	`created_at` text NOT NULL,
+	`confirmed_at` text
+);
+--> statement-breakpoint
+CREATE INDEX `contact_resubscribes_contact` ON `contact_resubscribes` (`contact_id`,`status`);--> statement-breakpoint
 CREATE TABLE `contacts` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -325,6 +351,41 @@ CREATE TABLE `threads` (
 );
 --> statement-breakpoint
 CREATE INDEX `threads_account` ON `threads` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `audit_entries` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`actor_kind` text NOT NULL,
+	`actor_key_id` text,
+	`resource` text NOT NULL,
+	`resource_id` text NOT NULL,
+	`action` text NOT NULL,
+	`before` text,
+	`after` text,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `audit_entries_account` ON `audit_entries` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `audit_entries_resource` ON `audit_entries` (`account_id`,`resource`,`resource_id`,`id`);--> statement-breakpoint
+CREATE TABLE `request_logs` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`key_id` text,
+	`method` text NOT NULL,
+	`path` text NOT NULL,
+	`query` text,
+	`status` integer NOT NULL,
+	`error_code` text,
+	`duration_ms` real NOT NULL,
+	`user_agent` text,
+	`request_headers` text NOT NULL,
+	`request_body` text,
+	`request_body_truncated` integer NOT NULL,
+	`response_body` text,
+	`response_body_truncated` integer NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `request_logs_account` ON `request_logs` (`account_id`,`id`);--> statement-breakpoint
 CREATE TABLE `event_definitions` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -347,4 +408,310 @@ CREATE TABLE `event_occurrences` (
 );
 --> statement-breakpoint
 CREATE INDEX `event_occurrences_contact` ON `event_occurrences` (`account_id`,`contact_id`,`name`,`created_at`);--> statement-breakpoint
-CREATE INDEX `event_occurrences_event` ON `event_occurrences` (`event_id`);
+CREATE INDEX `event_occurrences_event` ON `event_occurrences` (`event_id`);--> statement-breakpoint
+CREATE TABLE `webhook_attempts` (
+	`id` text PRIMARY KEY NOT NULL,
+	`delivery_id` text NOT NULL,
+	`endpoint_id` text NOT NULL,
+	`started_at` text NOT NULL,
+	`duration_ms` integer NOT NULL,
+	`status` integer,
+	`response` text NOT NULL,
+	`outcome` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `webhook_attempts_delivery` ON `webhook_attempts` (`delivery_id`,`id`);--> statement-breakpoint
+CREATE INDEX `webhook_attempts_endpoint` ON `webhook_attempts` (`endpoint_id`);--> statement-breakpoint
+CREATE TABLE `webhook_deliveries` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`endpoint_id` text NOT NULL,
+	`type` text NOT NULL,
+	`payload` text NOT NULL,
+	`order_key` text,
+	`state` text NOT NULL,
+	`retries` integer NOT NULL,
+	`attempts` integer NOT NULL,
+	`next_attempt_at` text NOT NULL,
+	`lease_owner` text,
+	`lease_until` text,
+	`last_status` integer,
+	`delivered_at` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_due` ON `webhook_deliveries` (`endpoint_id`,`next_attempt_at`,`id`) WHERE state = 'pending';--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_order` ON `webhook_deliveries` (`endpoint_id`,`order_key`,`id`) WHERE state = 'pending';--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_endpoint` ON `webhook_deliveries` (`endpoint_id`,`id`);--> statement-breakpoint
+CREATE TABLE `webhook_endpoints` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`url` text NOT NULL,
+	`events` text NOT NULL,
+	`disabled` integer NOT NULL,
+	`disabled_reason` text,
+	`webhook_compat` integer NOT NULL,
+	`secret` text NOT NULL,
+	`previous_secret` text,
+	`previous_secret_expires_at` text,
+	`failing_since` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `webhook_endpoints_account` ON `webhook_endpoints` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `template_versions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`template_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`from` text,
+	`subject` text,
+	`reply_to` text NOT NULL,
+	`html` text NOT NULL,
+	`text` text,
+	`variables` text NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `template_versions_template` ON `template_versions` (`template_id`,`id`);--> statement-breakpoint
+CREATE TABLE `templates` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`name` text NOT NULL,
+	`alias` text,
+	`from` text,
+	`subject` text,
+	`reply_to` text NOT NULL,
+	`html` text NOT NULL,
+	`text` text,
+	`variables` text NOT NULL,
+	`published_version_id` text,
+	`published_at` text,
+	`unpublished_changes` integer NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `templates_account_name` ON `templates` (`account_id`,`name`);--> statement-breakpoint
+CREATE UNIQUE INDEX `templates_account_alias` ON `templates` (`account_id`,`alias`);--> statement-breakpoint
+CREATE INDEX `templates_account` ON `templates` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `segment_contacts` (
+	`segment_id` text NOT NULL,
+	`contact_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`created_at` text NOT NULL,
+	PRIMARY KEY(`segment_id`, `contact_id`)
+);
+--> statement-breakpoint
+CREATE INDEX `segment_contacts_contact` ON `segment_contacts` (`contact_id`);--> statement-breakpoint
+CREATE TABLE `segments` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`name` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `segments_account` ON `segments` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `contact_properties` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`key` text NOT NULL,
+	`type` text NOT NULL,
+	`fallback_value` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `contact_properties_account_key` ON `contact_properties` (`account_id`,`key`);--> statement-breakpoint
+CREATE INDEX `contact_properties_account` ON `contact_properties` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `people` (
+	`id` text PRIMARY KEY NOT NULL,
+	`email` text NOT NULL,
+	`name` text,
+	`password_hash` text NOT NULL,
+	`totp_secret` text,
+	`totp_pending_secret` text,
+	`totp_last_counter` integer,
+	`mfa_enabled_at` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `people_email` ON `people` (`email`);--> statement-breakpoint
+CREATE TABLE `recovery_codes` (
+	`id` text PRIMARY KEY NOT NULL,
+	`person_id` text NOT NULL,
+	`code_hash` text NOT NULL,
+	`used_at` text,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `recovery_codes_person` ON `recovery_codes` (`person_id`);--> statement-breakpoint
+CREATE TABLE `invites` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`email` text NOT NULL,
+	`role` text NOT NULL,
+	`token_hash` text NOT NULL,
+	`status` text NOT NULL,
+	`invited_by` text,
+	`expires_at` text NOT NULL,
+	`accepted_by` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `invites_token_hash` ON `invites` (`token_hash`);--> statement-breakpoint
+CREATE INDEX `invites_account` ON `invites` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `invites_account_email` ON `invites` (`account_id`,`email`);--> statement-breakpoint
+CREATE TABLE `memberships` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`person_id` text NOT NULL,
+	`role` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `memberships_account_person` ON `memberships` (`account_id`,`person_id`);--> statement-breakpoint
+CREATE INDEX `memberships_person` ON `memberships` (`person_id`);--> statement-breakpoint
+CREATE INDEX `memberships_account` ON `memberships` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `console_sessions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`token_hash` text NOT NULL,
+	`person_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`mfa_verified_at` text,
+	`created_at` text NOT NULL,
+	`expires_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `console_sessions_token_hash` ON `console_sessions` (`token_hash`);--> statement-breakpoint
+CREATE INDEX `console_sessions_person` ON `console_sessions` (`person_id`);--> statement-breakpoint
+CREATE INDEX `console_sessions_expires` ON `console_sessions` (`expires_at`);--> statement-breakpoint
+CREATE TABLE `metric_rollups` (
+	`account_id` text NOT NULL,
+	`level` integer NOT NULL,
+	`grain` integer NOT NULL,
+	`bucket` integer NOT NULL,
+	`simulator` integer NOT NULL,
+	`domain` text NOT NULL,
+	`domain_id` text NOT NULL,
+	`api_key_id` text NOT NULL,
+	`broadcast_id` text NOT NULL,
+	`received` integer DEFAULT 0 NOT NULL,
+	`sent` integer DEFAULT 0 NOT NULL,
+	`delivered` integer DEFAULT 0 NOT NULL,
+	`delivery_delayed` integer DEFAULT 0 NOT NULL,
+	`failed` integer DEFAULT 0 NOT NULL,
+	`suppressed` integer DEFAULT 0 NOT NULL,
+	`bounced` integer DEFAULT 0 NOT NULL,
+	`bounced_transient` integer DEFAULT 0 NOT NULL,
+	`bounced_permanent` integer DEFAULT 0 NOT NULL,
+	`bounced_undetermined` integer DEFAULT 0 NOT NULL,
+	`opened` integer DEFAULT 0 NOT NULL,
+	`unique_opened` integer DEFAULT 0 NOT NULL,
+	`clicked` integer DEFAULT 0 NOT NULL,
+	`unique_clicked` integer DEFAULT 0 NOT NULL,
+	`complained` integer DEFAULT 0 NOT NULL,
+	`unsubscribed` integer DEFAULT 0 NOT NULL,
+	PRIMARY KEY(`account_id`, `level`, `grain`, `bucket`, `simulator`, `domain`, `domain_id`, `api_key_id`, `broadcast_id`)
+);
+--> statement-breakpoint
+CREATE TABLE `automation_refs` (
+	`version_id` text NOT NULL,
+	`automation_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`kind` text NOT NULL,
+	`ref` text NOT NULL,
+	PRIMARY KEY(`version_id`, `kind`, `ref`)
+);
+--> statement-breakpoint
+CREATE INDEX `automation_refs_ref` ON `automation_refs` (`account_id`,`kind`,`ref`);--> statement-breakpoint
+CREATE TABLE `automation_run_steps` (
+	`id` text PRIMARY KEY NOT NULL,
+	`run_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`step_key` text NOT NULL,
+	`type` text NOT NULL,
+	`status` text NOT NULL,
+	`attempts` integer NOT NULL,
+	`output` text,
+	`error` text,
+	`started_at` text NOT NULL,
+	`completed_at` text,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `automation_run_steps_run` ON `automation_run_steps` (`run_id`,`id`);--> statement-breakpoint
+CREATE TABLE `automation_runs` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`automation_id` text NOT NULL,
+	`version_id` text NOT NULL,
+	`contact_id` text NOT NULL,
+	`status` text NOT NULL,
+	`trigger_event` text NOT NULL,
+	`trigger_payload` text NOT NULL,
+	`trigger_signal_id` integer NOT NULL,
+	`wait_events` text NOT NULL,
+	`cursor` text,
+	`step_seq` integer NOT NULL,
+	`step_log_id` text,
+	`waiting_for` text,
+	`wait_after` integer,
+	`deadline` text,
+	`wake_at` text,
+	`lease_owner` text,
+	`lease_until` text,
+	`started_at` text NOT NULL,
+	`completed_at` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `automation_runs_automation` ON `automation_runs` (`automation_id`,`id`);--> statement-breakpoint
+CREATE INDEX `automation_runs_due` ON `automation_runs` (`status`,`wake_at`);--> statement-breakpoint
+CREATE INDEX `automation_runs_waiting` ON `automation_runs` (`account_id`,`contact_id`,`waiting_for`);--> statement-breakpoint
+CREATE TABLE `automation_signals` (
+	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`account_id` text NOT NULL,
+	`contact_id` text NOT NULL,
+	`name` text NOT NULL,
+	`payload` text NOT NULL,
+	`occurrence_id` text,
+	`created_at` text NOT NULL,
+	`processed_at` text
+);
+--> statement-breakpoint
+CREATE INDEX `automation_signals_pending` ON `automation_signals` (`processed_at`,`id`);--> statement-breakpoint
+CREATE INDEX `automation_signals_contact` ON `automation_signals` (`account_id`,`contact_id`,`name`,`id`);--> statement-breakpoint
+CREATE TABLE `automation_versions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`automation_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`version` integer NOT NULL,
+	`name` text NOT NULL,
+	`steps` text NOT NULL,
+	`connections` text NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `automation_versions_automation` ON `automation_versions` (`automation_id`,`id`);--> statement-breakpoint
+CREATE TABLE `automations` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`name` text NOT NULL,
+	`status` text NOT NULL,
+	`enabled_at` text,
+	`version_id` text NOT NULL,
+	`version` integer NOT NULL,
+	`trigger_event` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `automations_account` ON `automations` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `automations_trigger` ON `automations` (`account_id`,`trigger_event`,`status`);

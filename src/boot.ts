@@ -9,6 +9,8 @@ import { systemClock, type Clock } from './lib/clock'
 import { uuidV7, type Ids } from './lib/ids'
 import { jsonLogger, type Logger } from './lib/log'
 import { TokenBuckets } from './lib/token-bucket'
+import { RequestLog } from './logs/buffer'
+import { SignInGuard } from './sessions/guard'
 
 export interface BootOptions {
   clock?: Clock
@@ -22,14 +24,17 @@ export async function openRoot(config: Config, opts: BootOptions = {}): Promise<
   const db = Database.open(config.databaseUrl, config.databaseAuthToken)
   await migrate(db)
   const clock = opts.clock ?? systemClock
+  const log = opts.log ?? jsonLogger()
   return {
     db,
     clock,
     ids: opts.ids ?? uuidV7(clock),
     config,
-    log: opts.log ?? jsonLogger(),
+    log,
     secret: await deploymentSecret(db),
     buckets: new TokenBuckets(),
     keyUsage: new KeyUsage(),
+    requestLog: new RequestLog(db, log),
+    signIns: new SignInGuard(),
   }
 }

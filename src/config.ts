@@ -49,6 +49,20 @@ export interface Config {
   smtpMaxConnectionsPerAddress: number
   /** Messages one client address may hand over per minute. */
   smtpMessagesPerMinute: number
+  /** Let webhook endpoints use http and loopback, private or link-local addresses (development and tests only). */
+  allowPrivateWebhooks: boolean
+  /** Webhook endpoints an account may have. */
+  webhookEndpointLimit: number
+  /** Webhook requests in flight at once to one endpoint. */
+  webhookConcurrency: number
+  /** Anyone may sign up and get an account of their own; otherwise sign-up after the first person is by invitation. */
+  openSignup: boolean
+  /** Hours a console session lasts after sign-in. */
+  sessionHours: number
+  /** Members (and pending invitations) an account may have; unset means unlimited. */
+  seatLimit?: number
+  /** Invitations an account may send per 24 hours. */
+  invitesPerDay: number
 }
 
 export class ConfigError extends Error {}
@@ -136,5 +150,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpMaxSize: int(env, 'MAILROOM_SMTP_MAX_SIZE', 40 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     smtpMaxConnectionsPerAddress: int(env, 'MAILROOM_SMTP_MAX_CONNECTIONS', 10, 1, 100_000),
     smtpMessagesPerMinute: int(env, 'MAILROOM_SMTP_RATE_LIMIT', 60, 1, 1_000_000),
+    allowPrivateWebhooks: bool(env, 'MAILROOM_ALLOW_PRIVATE_WEBHOOKS', false),
+    webhookEndpointLimit: int(env, 'MAILROOM_WEBHOOK_ENDPOINT_LIMIT', 10, 1, 10_000),
+    webhookConcurrency: int(env, 'MAILROOM_WEBHOOK_CONCURRENCY', 10, 1, 1000),
+    openSignup: bool(env, 'MAILROOM_OPEN_SIGNUP', false),
+    sessionHours: int(env, 'MAILROOM_SESSION_HOURS', 12, 1, 24 * 90),
+    seatLimit: optionalInt(env, 'MAILROOM_SEAT_LIMIT'),
+    invitesPerDay: int(env, 'MAILROOM_INVITE_LIMIT', 50, 1, 100_000),
   }
 }

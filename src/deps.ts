@@ -5,6 +5,8 @@ import type { Ids } from './lib/ids'
 import type { Logger } from './lib/log'
 import type { TokenBuckets } from './lib/token-bucket'
 import type { KeyUsage } from './api-keys/usage'
+import type { RequestLog } from './logs/buffer'
+import type { SignInGuard } from './sessions/guard'
 
 /** Everything a service needs from the outside world, injected so tests can swap clock and ids. */
 export interface Deps {
@@ -17,6 +19,9 @@ export interface Deps {
   secret: string
   buckets: TokenBuckets
   keyUsage: KeyUsage
+  requestLog: RequestLog
+  /** Failed sign-ins and two-factor codes, for the sign-in check. */
+  signIns: SignInGuard
 }
 
 /** The process-wide dependencies: `db` is the real database, not a request's unit of work. */

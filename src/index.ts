@@ -1,5 +1,6 @@
 import { ensureFirstAccount } from './accounts/service'
 import { buildApp } from './app'
+import { AutomationWorker } from './automations/engine'
 import { openRoot } from './boot'
 import { ConfigError, loadConfig, type Config } from './config'
 import { LARGE_BODY_LIMIT } from './http/body'
@@ -7,6 +8,7 @@ import { DeliveryWorker } from './delivery/worker'
 import { Scheduler } from './jobs'
 import { startInbound, type InboundListener } from './inbound/server'
 import type { Runtime } from './meta/service'
+import { WebhookDispatcher } from './webhooks/dispatcher'
 
 function configOrExit(): Config {
   try {
@@ -28,12 +30,16 @@ async function main() {
   if (first?.generated) console.log(`API key: ${first.token}`)
   const scheduler = new Scheduler(root).start()
   const worker = new DeliveryWorker(root)
-  const runtime: Runtime = { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => worker.running }
+  const automations = new AutomationWorker(root)
+  const dispatcher = new WebhookDispatcher(root)
+  const runtime: Runtime = { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => worker.running, dispatching: () => dispatcher.running }
   const app = buildApp(root, runtime)
   const server = app.listen({ port: config.port, maxRequestBodySize: LARGE_BODY_LIMIT + 1024 * 1024 })
   // With PORT=0 the port is known only now; links in replies must name the real one.
   if (!process.env.MAILROOM_BASE_URL && config.port === 0) config.baseUrl = `http://localhost:${server.server?.port}`
   worker.start()
+  automations.start()
+  dispatcher.start()
   // Inbound SMTP after the HTTP server; a port already taken leaves the API up and /status degraded.
   let smtp: InboundListener | undefined
   try {
@@ -56,8 +62,13 @@ async function main() {
     await smtp?.close().catch((e) => root.log.error('smtp listener did not stop cleanly', { error: (e as Error).message }))
     scheduler.stop()
     // Messages already handed to a mail server finish; every other lease goes back for the next start.
+    // The step in progress commits (or not at all); waiting runs resume from their rows at the next start.
+    await automations.stop().catch((e) => root.log.error('automation worker did not stop cleanly', { error: (e as Error).message }))
     await worker.stop().catch((e) => root.log.error('delivery worker did not stop cleanly', { error: (e as Error).message }))
+    // Webhook requests in flight finish and are recorded; undelivered events wait in the outbox for the next start.
+    await dispatcher.stop().catch((e) => root.log.error('webhook dispatcher did not stop cleanly', { error: (e as Error).message }))
     await root.keyUsage.flush(root.db).catch((e) => root.log.error('final usage flush failed', { error: (e as Error).message }))
+    await root.requestLog.flush().catch((e) => root.log.error('final request log flush failed', { error: (e as Error).message }))
     root.db.close()
     process.exit(0)
   }

@@ -1,14 +1,26 @@
 import type { Elysia } from 'elysia'
+import { accountRoutes, signUpRoutes } from './accounts/routes'
 import { apiKeyRoutes, keyLimitRoutes } from './api-keys/routes'
-import { contactRoutes } from './contacts/routes'
+import { auditRoutes } from './audit/routes'
+import { automationRoutes } from './automations/routes'
+import { contactImportRoutes } from './contact-imports/routes'
+import { contactPropertyRoutes } from './contact-properties/routes'
+import { audienceContactRoutes, segmentContactRoutes } from './contacts/legacy-routes'
+import { contactRoutes, resubscribePageRoutes } from './contacts/routes'
 import { emailRoutes } from './emails/routes'
 import { eventRoutes } from './events/routes'
 import { domainRoutes } from './domains/routes'
 import type { Platform } from './http/platform'
+import { logRoutes } from './logs/routes'
+import { metricsRoutes } from './metrics/routes'
 import { receivingRoutes } from './receiving/routes'
+import { sessionRoutes } from './sessions/routes'
 import { suppressionRoutes } from './suppressions/routes'
+import { inviteRoutes, teamRoutes } from './team/routes'
+import { templateRoutes } from './templates/routes'
 import { topicRoutes } from './topics/routes'
 import { trackingRoutes } from './tracking/routes'
+import { webhookRoutes } from './webhooks/routes'
 
 /** Every resource group's routes, in mount order. Adding a group is one line here. */
-export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes, topicRoutes, contactRoutes, suppressionRoutes, domainRoutes, receivingRoutes, emailRoutes, trackingRoutes, eventRoutes]
+export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes, topicRoutes, contactImportRoutes, contactRoutes, audienceContactRoutes, segmentContactRoutes, contactPropertyRoutes, resubscribePageRoutes, suppressionRoutes, domainRoutes, receivingRoutes, emailRoutes, trackingRoutes, eventRoutes, auditRoutes, logRoutes, templateRoutes, metricsRoutes, webhookRoutes, signUpRoutes, accountRoutes, sessionRoutes, teamRoutes, inviteRoutes, automationRoutes]

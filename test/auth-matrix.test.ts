@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { buildApp } from '../src/app'
 import type { ErrorCode } from '../src/errors/catalogue'
 import { expectError, harness, type Harness } from './support/harness'
+import { anotherSession, person } from './support/people'
 
 /**
  * Generated from the mounted routes: every route's auth level is checked with no
@@ -60,6 +61,25 @@ describe('auth matrix', () => {
       const res = await send(r.method, r.path, h.token)
       if (r.auth === 'session') expectError(res, 'session_required', 401)
       else expectError(res, 'human_action_required', 403)
+    }
+  })
+
+  test('every non-public route takes a real console session (an owner’s, two-factor done) as its credential', async () => {
+    const owner = await person(h, { role: 'owner', email: 'matrix-owner@people.test' })
+    const refusals = ['missing_api_key', 'invalid_api_key', 'restricted_api_key', 'session_required', 'human_action_required', 'mfa_required', 'csrf_origin_rejected', 'insufficient_role']
+    for (const r of routes().filter((r) => r.auth !== 'public')) {
+      // A session of its own for each route: sign-out ends the one it is given.
+      const cookie = await anotherSession(h, owner, true)
+      const res = await h.call(r.method, r.path, { key: null, headers: { cookie, origin: 'http://mailroom.test' }, ...(r.method === 'GET' ? {} : { body: {} }) })
+      expect(refusals, `${r.method} ${r.path} (${r.auth}): ${JSON.stringify(res.body)}`).not.toContain(res.body?.code)
+    }
+  })
+
+  test('session and person routes refuse a session that still owes its second factor', async () => {
+    const owner = await person(h, { role: 'owner', mfa: 'pending', email: 'matrix-pending@people.test' })
+    const step = ['/auth/mfa/enroll', '/auth/mfa/verify', '/auth/sign-out']
+    for (const r of routes().filter((r) => (r.auth === 'session' || r.auth === 'person') && !step.includes(r.path))) {
+      expectError(await h.call(r.method, r.path, { key: null, headers: { cookie: owner.cookie }, ...(r.method === 'GET' ? {} : { body: {} }) }), 'mfa_required', 401)
     }
   })
 

@@ -1,21 +1,16 @@
 import { describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { contactTopics, contacts } from '../src/db/tables'
+import { contactTopics, contacts, segmentContacts } from '../src/db/tables'
+import { makeContact, makeProperty, makeSegment, missing, optedOutContact, suppress } from './support/contact-fixtures'
 import { expectError, harness, type Harness } from './support/harness'
 import { scenarios } from './support/scenarios'
 
 const CONTACT_FIELDS = ['object', 'id', 'email', 'first_name', 'last_name', 'unsubscribed', 'properties', 'created_at', 'updated_at']
-const missing = '01890000-0000-7000-8000-000000000000'
 
 const makeTopic = async (h: Harness, name: string, default_subscription: 'opt_in' | 'opt_out' = 'opt_in', key?: string) => {
   const r = await h.call('POST', '/topics', { key, body: { name, default_subscription } })
   expect(r.status, JSON.stringify(r.body)).toBe(201)
   return r.body as { id: string; name: string }
-}
-const makeContact = async (h: Harness, body: Record<string, unknown> = {}, key?: string) => {
-  const r = await h.call('POST', '/contacts', { key, body: { email: 'ada@example.com', ...body } })
-  expect(r.status, JSON.stringify(r.body)).toBe(201)
-  return r.body as { id: string; email: string }
 }
 /** An opt-in topic, an opt-out topic (made a second later, so it lists first) and a contact who answered neither. */
 const world = async (h: Harness) => {
@@ -31,7 +26,10 @@ const byTopic = (data: any[]): Record<string, any> => Object.fromEntries(data.ma
 describe('Contacts: scenarios', () => {
   scenarios([
     // POST /contacts
-    { name: 'creates a contact and answers the full contact', method: 'POST', path: '/contacts', body: { email: 'Ada.Lovelace@Example.COM', first_name: 'Ada', last_name: 'Lovelace', properties: { plan: 'pro', seats: 3 } }, status: 201,
+    { name: 'creates a contact and answers the full contact', method: 'POST', path: '/contacts', setup: async (h) => {
+      await makeProperty(h, 'plan', 'string')
+      await makeProperty(h, 'seats', 'number')
+    }, body: { email: 'Ada.Lovelace@Example.COM', first_name: 'Ada', last_name: 'Lovelace', properties: { plan: 'pro', seats: 3 } }, status: 201,
       expect: { object: 'contact', email: 'ada.lovelace@example.com', first_name: 'Ada', last_name: 'Lovelace', unsubscribed: false, properties: { plan: 'pro', seats: 3 }, created_at: '2026-03-02T10:00:00.000Z', updated_at: '2026-03-02T10:00:00.000Z' },
       check: (r) => {
         for (const f of CONTACT_FIELDS) expect(r.body).toHaveProperty(f)
@@ -47,8 +45,46 @@ describe('Contacts: scenarios', () => {
         const list = await h.call('GET', `/contacts/${r.body.id}/topics`)
         expect(list.body.data).toEqual([expect.objectContaining({ topic_id: t.id, subscribed: false, subscription: 'opt_out', is_default: false })])
       } },
-    { name: 'accepts segments as ids or {id} objects and a legacy audience_id', method: 'POST', path: '/contacts', body: { email: 'a@example.com', segments: [{ id: 'seg_1' }], audience_id: 'aud_1' }, status: 201, expect: { email: 'a@example.com' } },
-    { name: 'accepts segments as plain ids', method: 'POST', path: '/contacts', body: { email: 'b@example.com', segments: ['seg_1', 'seg_2'] }, status: 201 },
+    { name: 'adds the contact to segments given as {id} objects and to the legacy audience_id', method: 'POST', path: '/contacts', setup: async (h) => ({ a: await makeSegment(h, 'A'), b: await makeSegment(h, 'B'), c: await makeSegment(h, 'C') }),
+      body: (x: any) => ({ email: 'a@example.com', segments: [{ id: x.a.id }], audience_id: x.b.id.toUpperCase() }), status: 201, expect: { email: 'a@example.com' },
+      check: async (r, x, h) => {
+        const rows = await h.root.db.q.select().from(segmentContacts).where(eq(segmentContacts.contactId, r.body.id))
+        expect(rows.map((m) => m.segmentId).sort()).toEqual([x.a.id, x.b.id].sort())
+        expect(rows[0]).toMatchObject({ accountId: h.accountId, createdAt: '2026-03-02T10:00:00.000Z' })
+      } },
+    { name: 'adds the contact to segments given as plain ids, each once', method: 'POST', path: '/contacts', setup: async (h) => [await makeSegment(h, 'A'), await makeSegment(h, 'B')],
+      body: (x: any) => ({ email: 'b@example.com', segments: [x[0].id, x[1].id, x[0].id] }), status: 201,
+      check: async (r, _x, h) => expect(await h.root.db.q.select().from(segmentContacts).where(eq(segmentContacts.contactId, r.body.id))).toHaveLength(2) },
+    { name: 'answers 404 naming an unknown segment and creates nothing', method: 'POST', path: '/contacts', setup: (h) => makeSegment(h), body: (x: any) => ({ email: 'a@example.com', segments: [x.id, missing] }), status: 404, code: 'not_found',
+      check: async (r, _x, h) => {
+        expect(r.body.message).toContain(missing)
+        expect(await h.root.db.q.select().from(contacts)).toEqual([])
+      } },
+    { name: 'answers 404 for another account’s segment', method: 'POST', path: '/contacts', setup: async (h) => makeSegment(h, 'Theirs', (await h.otherAccount()).accountId), body: (x: any) => ({ email: 'a@example.com', segments: [x.id] }), status: 404, code: 'not_found' },
+    { name: 'refuses more than 100 segments', method: 'POST', path: '/contacts', body: { email: 'a@example.com', segments: Array.from({ length: 101 }, (_, i) => `s${i}`) }, status: 400, code: 'validation_error' },
+    { name: 'checks property values against their definitions and drops nulls', method: 'POST', path: '/contacts', setup: async (h) => {
+      await makeProperty(h, 'seats', 'number')
+      await makeProperty(h, 'vip', 'boolean')
+      await makeProperty(h, 'renews', 'date')
+    }, body: { email: 'a@example.com', properties: { seats: 3, vip: false, renews: '2026-04-01', plan: null } }, status: 201, expect: { properties: { seats: 3, vip: false, renews: '2026-04-01' } },
+      check: (r) => expect(r.body.properties).not.toHaveProperty('plan') },
+    { name: 'refuses property values of the wrong type, naming each, and creates nothing', method: 'POST', path: '/contacts', setup: async (h) => {
+      await makeProperty(h, 'seats', 'number')
+      await makeProperty(h, 'vip', 'boolean')
+      await makeProperty(h, 'renews', 'date')
+      await makeProperty(h, 'plan', 'string')
+    }, body: { email: 'a@example.com', properties: { seats: '3', vip: 'yes', renews: '2026-02-30', plan: 7 } }, status: 400, code: 'validation_error',
+      check: async (r, _x, h) => {
+        expect(r.body.details.map((d: { field: string }) => d.field).sort()).toEqual(['properties.plan', 'properties.renews', 'properties.seats', 'properties.vip'])
+        expect(r.body.details.find((d: { field: string }) => d.field === 'properties.seats').message).toContain('must be a number')
+        expect(await h.root.db.q.select().from(contacts)).toEqual([])
+      } },
+    { name: 'refuses a property the account never defined', method: 'POST', path: '/contacts', body: { email: 'a@example.com', properties: { plan: 'pro' } }, status: 400, code: 'validation_error',
+      check: (r) => expect(r.body.details).toEqual([{ field: 'properties.plan', message: expect.stringContaining('POST /contact-properties') }]) },
+    { name: 'keeps an address its owner unsubscribed unsubscribed', method: 'POST', path: '/contacts', setup: (h) => suppress(h, 'gone@example.com'), body: { email: 'Gone@example.com' }, status: 201, expect: { email: 'gone@example.com', unsubscribed: true } },
+    { name: 'refuses to record as subscribed an address its owner unsubscribed', method: 'POST', path: '/contacts', setup: (h) => suppress(h, 'gone@example.com', 'complaint'), body: { email: 'gone@example.com', unsubscribed: false }, status: 409, code: 'contact_resubscribe_required',
+      check: async (_r, _x, h) => expect(await h.root.db.q.select().from(contacts)).toEqual([]) },
+    { name: 'a bounce suppression does not hold the flag', method: 'POST', path: '/contacts', setup: (h) => suppress(h, 'gone@example.com', 'bounce'), body: { email: 'gone@example.com', unsubscribed: false }, status: 201, expect: { unsubscribed: false } },
     { name: 'refuses a missing email', method: 'POST', path: '/contacts', body: { first_name: 'Ada' }, status: 422, code: 'missing_required_field',
       expect: { message: 'Missing `email` field.' } },
     { name: 'refuses an address that is not one', method: 'POST', path: '/contacts', body: { email: 'not-an-address' }, status: 400, code: 'validation_error' },
@@ -86,6 +122,9 @@ describe('Contacts: scenarios', () => {
 
     // PATCH /contacts/{id}
     { name: 'updates names, flag and properties (merged; null removes a key)', method: 'PATCH', setup: async (h) => {
+      await makeProperty(h, 'plan', 'string')
+      await makeProperty(h, 'seats', 'number')
+      await makeProperty(h, 'trial', 'boolean')
       const c = await makeContact(h, { properties: { plan: 'free', seats: 1, trial: true } })
       h.clock.advance(60_000)
       return c
@@ -107,6 +146,23 @@ describe('Contacts: scenarios', () => {
     { name: 'keeps its own address when sent again', method: 'PATCH', setup: (h) => makeContact(h), path: (c) => `/contacts/${c.id}`, body: { email: 'ADA@example.com' }, status: 200, expect: { email: 'ada@example.com' } },
     { name: 'refuses a bad address', method: 'PATCH', setup: (h) => makeContact(h), path: (c) => `/contacts/${c.id}`, body: { email: 'nope@' }, status: 400, code: 'validation_error' },
     { name: 'refuses a wrong field type', method: 'PATCH', setup: (h) => makeContact(h), path: (c) => `/contacts/${c.id}`, body: { first_name: 7 }, status: 400, code: 'validation_error' },
+    { name: 'refuses a property value of the wrong type and changes nothing', method: 'PATCH', setup: async (h) => {
+      await makeProperty(h, 'seats', 'number')
+      return makeContact(h, { first_name: 'Ada', properties: { seats: 1 } })
+    }, path: (c) => `/contacts/${c.id}`, body: { first_name: 'Grace', properties: { seats: 'two' } }, status: 400, code: 'validation_error',
+      check: async (r, c, h) => {
+        expect(r.body.details).toEqual([{ field: 'properties.seats', message: expect.stringContaining('must be a number') }])
+        expect((await h.call('GET', `/contacts/${c.id}`)).body).toMatchObject({ first_name: 'Ada', properties: { seats: 1 } })
+      } },
+    { name: 'refuses a property the account never defined', method: 'PATCH', setup: (h) => makeContact(h), path: (c) => `/contacts/${c.id}`, body: { properties: { plan: 'pro' } }, status: 400, code: 'validation_error' },
+    { name: 'removes with null a key that is no longer defined', method: 'PATCH', setup: (h) => makeContact(h), path: (c) => `/contacts/${c.id}`, body: { properties: { gone: null } }, status: 200, expect: { properties: {} } },
+    { name: 'refuses to resubscribe a contact who unsubscribed themselves', method: 'PATCH', setup: (h) => optedOutContact(h), path: (c) => `/contacts/${c.id}`, body: { unsubscribed: false, first_name: 'Ada' }, status: 409, code: 'contact_resubscribe_required',
+      check: async (r, c, h) => {
+        expect(r.body.message).toContain('ada@example.com')
+        expect((await h.call('GET', `/contacts/${c.id}`)).body).toMatchObject({ unsubscribed: true, first_name: null })
+      } },
+    { name: 'lifts a flag the API set (no unsubscribe by the contact)', method: 'PATCH', setup: (h) => makeContact(h, { unsubscribed: true }), path: (c) => `/contacts/${c.id}`, body: { unsubscribed: false }, status: 200, expect: { unsubscribed: false } },
+    { name: 'other changes to a contact who unsubscribed themselves go through', method: 'PATCH', setup: (h) => optedOutContact(h), path: (c) => `/contacts/${c.id}`, body: { first_name: 'Ada', unsubscribed: true }, status: 200, expect: { first_name: 'Ada', unsubscribed: true } },
     { name: 'answers 404 when updating an unknown contact', method: 'PATCH', path: '/contacts/nobody@example.com', body: { first_name: 'x' }, status: 404, code: 'not_found' },
     { name: 'answers 404 when updating another account’s contact', method: 'PATCH', setup: async (h) => makeContact(h, {}, (await h.otherAccount()).token), path: (c) => `/contacts/${c.id}`, body: { first_name: 'x' }, status: 404, code: 'not_found' },
     { name: 'refuses a sending-only key', method: 'PATCH', path: `/contacts/${missing}`, as: 'sending', body: {}, status: 403, code: 'restricted_api_key' },
@@ -125,6 +181,16 @@ describe('Contacts: scenarios', () => {
         expect(await h.root.db.q.select().from(contactTopics).where(eq(contactTopics.contactId, x.c.id))).toEqual([])
         expect(await h.root.db.q.select().from(contactTopics).where(eq(contactTopics.contactId, x.other.id))).toHaveLength(1)
         expectError(await h.call('GET', `/contacts/${x.c.id}`), 'not_found', 404)
+      } },
+    { name: 'deletes its segment memberships and leaves other contacts’', method: 'DELETE', setup: async (h) => {
+      const seg = await makeSegment(h)
+      const c = await makeContact(h, { segments: [seg.id] })
+      await makeContact(h, { email: 'grace@example.com', segments: [seg.id] })
+      return c
+    }, path: (c) => `/contacts/${c.id}`, status: 200,
+      check: async (_r, c, h) => {
+        expect(await h.root.db.q.select().from(segmentContacts).where(eq(segmentContacts.contactId, c.id))).toEqual([])
+        expect(await h.root.db.q.select().from(segmentContacts)).toHaveLength(1)
       } },
     { name: 'deletes a contact by address and echoes it as given', method: 'DELETE', setup: (h) => makeContact(h), path: '/contacts/Ada@Example.com', status: 200,
       check: (r, c) => expect(r.body).toEqual({ object: 'contact', id: c.id, contact: 'Ada@Example.com', deleted: true }) },

@@ -490,7 +490,7 @@ describe('queue', () => {
     const rows = await s.h.root.db.q.select().from(deliveries)
     expect(rows.every((r) => r.state === 'delivered' && r.attempts === 1)).toBe(true)
     expect((await s.h.root.db.q.select().from(deliveryAttempts)).length).toBe(120)
-  })
+  }, 30_000) // two processes each load the whole app before claiming: seconds on a busy machine
 
   test('two workers in one process share the queue without taking a row twice', async () => {
     const s = await setup('relay')

@@ -1,6 +1,7 @@
 // The official Resend SDK (npm `resend`), pointed at Mailroom over real HTTP, must work unchanged.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Resend } from 'resend'
+import { makeSegment } from './support/contact-fixtures'
 import { harness, type Harness } from './support/harness'
 
 let h: Harness
@@ -62,11 +63,78 @@ describe('resend SDK 6.38 against Mailroom', () => {
     expect((await resend.topics.remove(topicId)).error).toBeNull()
   })
 
+  test('contacts with and without an audienceId, their segments, and contact properties', async () => {
+    const prop = await resend.contactProperties.create({ key: 'plan', type: 'string', fallbackValue: 'free' })
+    expect(prop.data?.object).toBe('contact_property')
+    expect((await resend.contactProperties.get(prop.data!.id)).data).toMatchObject({ key: 'plan', type: 'string', fallbackValue: 'free' })
+    expect((await resend.contactProperties.update({ id: prop.data!.id, fallbackValue: 'trial' })).error).toBeNull()
+    expect((await resend.contactProperties.list()).data?.data).toEqual([expect.objectContaining({ key: 'plan', fallbackValue: 'trial' })])
+
+    // Without an audience.
+    const grace = await resend.contacts.create({ email: 'grace@example.org', firstName: 'Grace', properties: { plan: 'pro' } })
+    expect(grace.error).toBeNull()
+    expect(grace.data?.object).toBe('contact')
+    expect((await resend.contacts.get(grace.data!.id)).data).toMatchObject({ email: 'grace@example.org', first_name: 'Grace', properties: { plan: 'pro' } })
+    expect((await resend.contacts.update({ id: grace.data!.id, lastName: 'Hopper', properties: { plan: 'team' } })).error).toBeNull()
+    expect((await resend.contacts.get({ email: 'grace@example.org' })).data).toMatchObject({ last_name: 'Hopper', properties: { plan: 'team' } })
+    expect((await resend.contacts.list()).data?.data.map((c) => c.email)).toContain('grace@example.org')
+    const duplicate = await resend.contacts.create({ email: 'GRACE@example.org' })
+    expect(duplicate.error).toMatchObject({ statusCode: 409, code: 'contact_already_exists' })
+    const badProperty = await resend.contacts.update({ email: 'grace@example.org', properties: { plan: 7 } })
+    expect(badProperty.error).toMatchObject({ statusCode: 400, name: 'validation_error' })
+
+    // With an audience (a segment under its older name).
+    const audience = await makeSegment(h, 'Newsletter')
+    const ada = await resend.contacts.create({ audienceId: audience.id, email: 'ada@example.org', firstName: 'Ada' })
+    expect(ada.error).toBeNull()
+    expect((await resend.contacts.list({ audienceId: audience.id })).data?.data.map((c) => c.email)).toEqual(['ada@example.org'])
+    expect((await resend.contacts.get({ audienceId: audience.id, email: 'ada@example.org' })).data).toMatchObject({ id: ada.data!.id, first_name: 'Ada' })
+    expect((await resend.contacts.update({ audienceId: audience.id, id: ada.data!.id, unsubscribed: true })).error).toBeNull()
+    expect((await resend.contacts.get({ audienceId: audience.id, id: ada.data!.id })).data).toMatchObject({ unsubscribed: true })
+    expect((await resend.contacts.get({ audienceId: audience.id, email: 'grace@example.org' })).error).toMatchObject({ statusCode: 404, name: 'not_found' })
+
+    // Segment membership.
+    expect((await resend.contacts.segments.add({ email: 'grace@example.org', segmentId: audience.id })).error).toBeNull()
+    expect((await resend.contacts.segments.list({ contactId: grace.data!.id })).data?.data).toEqual([expect.objectContaining({ id: audience.id, name: 'Newsletter' })])
+    expect((await resend.contacts.list({ segmentId: audience.id })).data?.data.map((c) => c.email)).toEqual(['ada@example.org', 'grace@example.org'])
+    const refused = await resend.contacts.segments.add({ contactId: ada.data!.id, segmentId: (await makeSegment(h, 'VIP')).id })
+    expect(refused.error).toMatchObject({ statusCode: 409, code: 'contact_resubscribe_required' })
+    expect((await resend.contacts.segments.remove({ email: 'grace@example.org', segmentId: audience.id })).error).toBeNull()
+
+    // Imports take JSON here; the SDK's multipart upload is refused with a clear error.
+    const upload = await resend.contacts.imports.create({ file: new Blob(['email\nada@example.org\n'], { type: 'text/csv' }) } as never)
+    expect(upload.error).toMatchObject({ statusCode: 415, code: 'unsupported_media_type' })
+
+    expect((await resend.contacts.remove({ audienceId: audience.id, email: 'ada@example.org' })).data).toMatchObject({ object: 'contact', contact: 'ada@example.org', deleted: true })
+    expect((await resend.contacts.remove(grace.data!.id)).data).toMatchObject({ deleted: true })
+    expect((await resend.contactProperties.remove(prop.data!.id)).data).toMatchObject({ object: 'contact_property', deleted: true })
+  })
+
   test('domains: create, get, list, verify, remove', async () => {
     const d = await resend.domains.create({ name: 'sdk-example.com' })
     expect(d.data).toMatchObject({ name: 'sdk-example.com', records: expect.any(Array) })
     expect((await resend.domains.get(d.data!.id)).data).toMatchObject({ object: 'domain', name: 'sdk-example.com' })
     expect((await resend.domains.list()).data?.data.map((x) => x.id)).toContain(d.data!.id)
     expect((await resend.domains.remove(d.data!.id)).error).toBeNull()
+  })
+
+  test('templates: create().publish(), get, list, update, duplicate, send by alias, remove', async () => {
+    const made = await resend.templates
+      .create({ name: 'Welcome', alias: 'welcome', from: 'Acme <hi@acme.dev>', subject: 'Welcome, {{{NAME}}}', html: '<p>Hi {{{NAME}}}</p>', variables: [{ key: 'NAME', type: 'string', fallbackValue: 'friend' }] })
+      .publish()
+    expect(made.error).toBeNull()
+    const id = made.data!.id
+    expect((await resend.templates.get('welcome')).data).toMatchObject({ id, status: 'published', variables: [{ key: 'NAME', type: 'string', fallback_value: 'friend' }] })
+    expect((await resend.templates.list()).data?.data.map((t) => t.id)).toEqual([id])
+    expect((await resend.templates.update(id, { subject: 'Hello, {{{NAME}}}', replyTo: 'help@acme.dev' })).data).toMatchObject({ id, has_unpublished_versions: true, reply_to: ['help@acme.dev'] })
+    const copy = await resend.templates.duplicate(id)
+    expect(copy.data).toMatchObject({ object: 'template', name: 'Welcome (copy)' })
+    const sent = await resend.emails.send({ to: 'delivered@simulator.test', template: { id: 'welcome', variables: { NAME: 'Ada' } } } as never)
+    expect(sent.error).toBeNull()
+    expect((await resend.emails.get(sent.data!.id)).data).toMatchObject({ from: 'Acme <hi@acme.dev>', subject: 'Welcome, Ada', html: '<p>Hi Ada</p>' })
+    const refused = await resend.emails.send({ to: 'delivered@simulator.test', template: { id: copy.data!.id } } as never)
+    expect(refused.error).toMatchObject({ statusCode: 422, code: 'template_not_published' })
+    expect((await resend.templates.remove(id)).data).toEqual({ object: 'template', id, deleted: true })
+    expect((await resend.templates.get(id)).error).toMatchObject({ statusCode: 404 })
   })
 })

@@ -1,10 +1,18 @@
-import { eq, sql } from 'drizzle-orm'
+import { asc, eq, sql } from 'drizzle-orm'
 import { insertKey } from '../api-keys/service'
-import type { Database } from '../db'
-import { inTransaction, type RootDeps } from '../deps'
-import { accounts, settings } from '../db/tables'
+import { recordChange } from '../audit/record'
+import type { Database, Tx } from '../db'
+import { inTransaction, type Deps, type RootDeps } from '../deps'
+import { accounts, memberships, people, settings } from '../db/tables'
+import { AppError } from '../errors/app-error'
+import { systemActor, type Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
 import { randomBase62 } from '../lib/crypto'
+import { hashPassword, normalEmail, type PersonRow } from '../sessions/service'
+import { takeInvite, toMember } from '../team/service'
+import type { SignUp, UpdateAccount } from './schema'
+
+type AccountRow = typeof accounts.$inferSelect
 
 /**
  * On an empty database: the owner account and its first full_access key. The
@@ -31,4 +39,88 @@ export async function deploymentSecret(db: Database): Promise<string> {
   await db.write((tx) => tx.insert(settings).values({ key: 'secret', value: candidate }).onConflictDoNothing())
   const [row] = await db.q.select().from(settings).where(eq(settings.key, 'secret'))
   return row.value
+}
+
+export function toAccount(row: AccountRow) {
+  return { object: 'account' as const, id: row.id, name: row.name, require_mfa: row.requireMfa, created_at: row.createdAt, updated_at: row.updatedAt }
+}
+
+async function accountById(q: Deps['db']['q'], id: string): Promise<AccountRow> {
+  const [row] = await q.select().from(accounts).where(eq(accounts.id, id))
+  return row
+}
+
+async function newAccount(tx: Tx, deps: Deps, name: string) {
+  const now = iso(deps.clock.now())
+  const row: AccountRow = { id: deps.ids.uuid(), name, requireMfa: false, createdAt: now, updatedAt: now }
+  await tx.insert(accounts).values(row)
+  await recordChange(deps, systemActor(row.id), { resource: 'account', resourceId: row.id, action: 'created', before: null, after: toAccount(row) })
+  return row.id
+}
+
+/**
+ * Sign-up. With an invitation: the person joins its account. Otherwise the first
+ * person on the install becomes owner of the first account (the one the boot
+ * made, with its API key); after that, only with MAILROOM_OPEN_SIGNUP does a
+ * sign-up get an account of its own. The password is hashed (argon2id) before
+ * the write lock is taken.
+ */
+export async function signUp(deps: Deps, input: SignUp) {
+  const email = normalEmail(input.email)
+  const passwordHash = await hashPassword(input.password)
+  const now = iso(deps.clock.now())
+  const person: PersonRow = {
+    id: deps.ids.uuid(),
+    email,
+    name: input.name ?? null,
+    passwordHash,
+    totpSecret: null,
+    totpPendingSecret: null,
+    totpLastCounter: null,
+    mfaEnabledAt: null,
+    createdAt: now,
+    updatedAt: now,
+  }
+  const member = await deps.db.write(async (tx) => {
+    const [taken] = await tx.select({ id: people.id }).from(people).where(eq(people.email, email)).limit(1)
+    if (taken) throw new AppError('already_in_account', { message: `${email} already has a login here: sign in (POST /auth/sign-in), then accept invitations with POST /invite/{token}/accept.` })
+    const [anyone] = await tx.select({ id: people.id }).from(people).limit(1)
+    await tx.insert(people).values(person)
+    if (input.invite_token !== undefined) return takeInvite(tx, deps, input.invite_token, person)
+    let accountId: string
+    if (!anyone) {
+      const [first] = await tx.select().from(accounts).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(1)
+      accountId = first?.id ?? (await newAccount(tx, deps, input.account_name ?? 'Default account'))
+      if (first && input.account_name !== undefined) await tx.update(accounts).set({ name: input.account_name, updatedAt: now }).where(eq(accounts.id, first.id))
+    } else if (deps.config.openSignup) {
+      accountId = await newAccount(tx, deps, input.account_name ?? input.name ?? email)
+    } else {
+      throw new AppError('invite_not_valid', { message: 'Sign-up on this server is by invitation: send the `invite_token` of an invitation to this address.' })
+    }
+    const membership = { id: deps.ids.uuid(), accountId, personId: person.id, role: 'owner' as const, createdAt: now, updatedAt: now }
+    await tx.insert(memberships).values(membership)
+    const view = toMember({ m: membership, email, name: person.name, mfaEnabledAt: null })
+    await recordChange(deps, systemActor(accountId), { resource: 'member', resourceId: membership.id, action: 'created', before: null, after: view })
+    return view
+  })
+  return { object: 'sign_up' as const, account: toAccount(await accountById(deps.db.q, member.account_id)), member }
+}
+
+export async function getAccount(deps: Deps, actor: Actor) {
+  return toAccount(await accountById(deps.db.q, actor.accountId))
+}
+
+/** Renames the account or changes whether two-factor is required; owners and admins only (see team/roles.ts). */
+export async function updateAccount(deps: Deps, actor: Actor, input: UpdateAccount) {
+  if (input.require_mfa && actor.person && !actor.person.mfaVerified) {
+    throw new AppError('mfa_required', { message: 'Enrol in two-factor authentication and verify this session before requiring it of everyone.' })
+  }
+  const before = await accountById(deps.db.q, actor.accountId)
+  const patch: Partial<AccountRow> = { updatedAt: iso(deps.clock.now()) }
+  if (input.name !== undefined) patch.name = input.name
+  if (input.require_mfa !== undefined) patch.requireMfa = input.require_mfa
+  await deps.db.write((tx) => tx.update(accounts).set(patch).where(eq(accounts.id, actor.accountId)))
+  const after = toAccount({ ...before, ...patch })
+  await recordChange(deps, actor, { resource: 'account', resourceId: actor.accountId, action: 'updated', before: toAccount(before), after })
+  return after
 }

@@ -1,10 +1,11 @@
 import { and, eq, gte, inArray, isNull, or, sql } from 'drizzle-orm'
+import { recordChange } from '../audit/record'
 import type { Deps } from '../deps'
 import { pageOf } from '../db/paging'
 import { prepared } from '../db/prepared'
 import { apiKeyBudgetUsage, apiKeyUsage, apiKeys } from '../db/tables'
 import { AppError, notFound } from '../errors/app-error'
-import type { Actor } from '../lib/actor'
+import { systemActor, type Actor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
 import { randomBase62, safeEqual, sha256 } from '../lib/crypto'
 import { listKey, type PageQuery } from '../lib/paging'
@@ -43,6 +44,20 @@ export function toApiKey(row: KeyRow, requestCount30d: number, lastUsedAt: strin
     paused_reason: row.pausedReason,
   }
 }
+
+/** The key as the audit trail records it: without the usage figures, which move with every call and are no change of the key. */
+function audited(row: KeyRow) {
+  const { last_used_at: _used, request_count_30d: _count, ...shape } = toApiKey(row, 0, null)
+  return shape
+}
+
+const limitsOf = (row: KeyRow) => ({
+  key_id: row.id,
+  budget_per_period: row.budgetPerPeriod,
+  period: row.period,
+  rate_ceiling_per_minute: row.rateCeilingPerMinute,
+  loop_guard: row.loopGuard,
+})
 
 /** Stored counts of the last 30 days plus what this process has not flushed yet. */
 async function usageOf(deps: Deps, rows: KeyRow[]) {
@@ -143,6 +158,7 @@ export async function createKey(deps: Deps, actor: Actor, input: CreateApiKey) {
   checkBudget(deps, input.budget_per_period)
   const expires_at = futureTimestamp(deps, input.expires_at, 'expires_at')
   const { row, token } = await insertKey(deps, { ...input, expires_at, accountId: actor.accountId, createdByKeyId: actor.keyId })
+  await recordChange(deps, actor, { resource: 'api_key', resourceId: row.id, action: 'created', before: null, after: audited(row) })
   return { ...toApiKey(row, 0, null), token }
 }
 
@@ -175,6 +191,7 @@ export async function updateKey(deps: Deps, actor: Actor, id: string, input: Upd
   if (input.domain_scope !== undefined) patch.domainScope = input.domain_scope?.toLowerCase() ?? null
   if (input.scopes !== undefined) patch.scopes = input.scopes
   await deps.db.write((tx) => tx.update(apiKeys).set(patch).where(eq(apiKeys.id, row.id)))
+  await recordChange(deps, actor, { resource: 'api_key', resourceId: row.id, action: 'updated', before: audited(row), after: audited({ ...row, ...patch }) })
   return view(deps, { ...row, ...patch })
 }
 
@@ -183,6 +200,7 @@ export async function deleteKey(deps: Deps, actor: Actor, id: string) {
   const row = await findKey(deps, actor, id)
   const now = iso(deps.clock.now())
   await deps.db.write((tx) => tx.update(apiKeys).set({ revokedAt: now, updatedAt: now }).where(eq(apiKeys.id, row.id)))
+  await recordChange(deps, actor, { resource: 'api_key', resourceId: row.id, action: 'deleted', before: audited(row), after: null })
   return { object: 'api_key' as const, id: row.id, deleted: true }
 }
 
@@ -199,13 +217,17 @@ export async function rotateKey(deps: Deps, actor: Actor, id: string, graceHours
     updatedAt: iso(now),
   }
   await deps.db.write((tx) => tx.update(apiKeys).set(patch).where(eq(apiKeys.id, row.id)))
+  await recordChange(deps, actor, { resource: 'api_key', resourceId: row.id, action: 'rotated', before: audited(row), after: audited({ ...row, ...patch }) })
   return { ...(await view(deps, { ...row, ...patch })), token }
 }
 
 /** The trust system's kill switch: the key answers `kill_switch_active` until a person resumes it. */
 export async function pauseKey(deps: Deps, keyId: string, reason: string) {
-  const now = iso(deps.clock.now())
-  await deps.db.write((tx) => tx.update(apiKeys).set({ pausedAt: now, pausedReason: reason, updatedAt: now }).where(eq(apiKeys.id, keyId)))
+  const [row] = await deps.db.q.select().from(apiKeys).where(eq(apiKeys.id, keyId))
+  if (!row) return
+  const patch = { pausedAt: iso(deps.clock.now()), pausedReason: reason, updatedAt: iso(deps.clock.now()) }
+  await deps.db.write((tx) => tx.update(apiKeys).set(patch).where(eq(apiKeys.id, keyId)))
+  await recordChange(deps, systemActor(row.accountId), { resource: 'api_key', resourceId: row.id, action: 'paused', before: audited(row), after: audited({ ...row, ...patch }) })
 }
 
 export async function resumeKey(deps: Deps, actor: Actor, id: string) {
@@ -213,6 +235,7 @@ export async function resumeKey(deps: Deps, actor: Actor, id: string) {
   const row = await findKey(deps, actor, id)
   const patch = { pausedAt: null, pausedReason: null, updatedAt: iso(deps.clock.now()) }
   await deps.db.write((tx) => tx.update(apiKeys).set(patch).where(eq(apiKeys.id, row.id)))
+  await recordChange(deps, actor, { resource: 'api_key', resourceId: row.id, action: 'resumed', before: audited(row), after: audited({ ...row, ...patch }) })
   return view(deps, { ...row, ...patch })
 }
 
@@ -298,5 +321,6 @@ export async function updateLimits(deps: Deps, actor: Actor, id: string, input: 
   if (input.rate_ceiling_per_minute !== undefined) patch.rateCeilingPerMinute = input.rate_ceiling_per_minute
   if (input.loop_guard !== undefined) patch.loopGuard = input.loop_guard
   await deps.db.write((tx) => tx.update(apiKeys).set(patch).where(eq(apiKeys.id, row.id)))
+  await recordChange(deps, actor, { resource: 'key_limit', resourceId: row.id, action: 'updated', before: limitsOf(row), after: limitsOf({ ...row, ...patch }) })
   return getLimits(deps, actor, id)
 }

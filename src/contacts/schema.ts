@@ -2,11 +2,14 @@ import { t, type Static } from 'elysia'
 import { Paging, Timestamp, Uuid } from '../http/schemas'
 import { Subscription } from '../topics/schema'
 
-/** A plain address: something@domain.tld, no spaces, at most 320 characters. */
+/** A plain address: something@domain.tld, no spaces. */
+export const EMAIL_PATTERN = '^[^\\s@<>,;"]+@[^\\s@<>,;"]+\\.[^\\s@<>,;".]{2,}$'
+
+/** A plain address, at most 320 characters. */
 export const Email = t.String({
   minLength: 3,
   maxLength: 320,
-  pattern: '^[^\\s@<>,;"]+@[^\\s@<>,;"]+\\.[^\\s@<>,;".]{2,}$',
+  pattern: EMAIL_PATTERN,
   description: 'an e-mail address; stored lower-case',
   error: 'must be an e-mail address like name@example.com',
 })
@@ -53,8 +56,8 @@ export const CreateContact = t.Object({
   unsubscribed: t.Optional(t.Boolean()),
   properties: t.Optional(Properties),
   topics: t.Optional(Answers),
-  segments: t.Optional(t.Array(SegmentRef, { maxItems: 1000, description: 'accepted (ids or `{id}` objects) and not yet acted on' })),
-  audience_id: t.Optional(t.String({ maxLength: 400, description: 'legacy; accepted and not yet acted on' })),
+  segments: t.Optional(t.Array(SegmentRef, { maxItems: 100, description: 'segments to add the contact to: ids, or `{id}` objects as Resend’s SDK sends them' })),
+  audience_id: t.Optional(t.String({ maxLength: 400, description: 'legacy: one more segment to add the contact to (an audience is a segment)' })),
 })
 export type CreateContact = Static<typeof CreateContact>
 
@@ -114,3 +117,72 @@ export const ContactTopicsUpdated = t.Composite([
   ContactTopicList,
   t.Object({ contact_id: t.String(), topics: t.Array(RecordedAnswer, { description: 'the answers this call recorded' }) }),
 ])
+
+/** `unsubscribed` and the created range filter; `segment_id` (or legacy `audience_id`) lists one segment's members. */
+const ContactFilters = {
+  segment_id: t.Optional(t.String({ minLength: 1, maxLength: 400, description: 'only members of this segment' })),
+  audience_id: t.Optional(t.String({ minLength: 1, maxLength: 400, description: 'legacy name of `segment_id`' })),
+  email: t.Optional(t.String({ minLength: 1, maxLength: 320, description: 'only the contact with this address (case-insensitive)' })),
+  unsubscribed: t.Optional(t.Union([t.Literal('true'), t.Literal('false')], { description: 'only unsubscribed (`true`) or subscribed (`false`) contacts' })),
+  since: t.Optional(t.String({ maxLength: 40, description: 'created at or after: ISO 8601 date or date-time' })),
+  until: t.Optional(t.String({ maxLength: 40, description: 'created at or before: ISO 8601 date (the whole day) or date-time' })),
+}
+export const ListContactsQuery = t.Composite([Paging, t.Object(ContactFilters)])
+export type ListContactsQuery = Static<typeof ListContactsQuery>
+/** A segment's member list: the segment is in the path. */
+export const SegmentMembersQuery = t.Composite([Paging, t.Object({ email: ContactFilters.email, unsubscribed: ContactFilters.unsubscribed, since: ContactFilters.since, until: ContactFilters.until })])
+export type SegmentMembersQuery = Static<typeof SegmentMembersQuery>
+
+export const ContactList = t.Object({ object: t.Literal('list'), data: t.Array(Contact), has_more: t.Boolean(), next_cursor: t.Nullable(t.String()) })
+
+/** The body as validated; a bare array is wrapped into `{contacts}` before validation. */
+export const ContactBatch = t.Object(
+  // Elysia refuses unknown fields of the top-level object only: an item says so itself.
+  { contacts: t.Optional(t.Array(t.Object(CreateContact.properties, { additionalProperties: false }), { minItems: 1, maxItems: 100 })) },
+  { description: '`{contacts: [...]}` or a bare array of 1 to 100 contacts, each as POST /contacts takes it; `email` picks the contact to create or update' },
+)
+export type ContactBatch = Static<typeof ContactBatch>
+
+export const BatchResult = t.Object({
+  object: t.Literal('contact_batch'),
+  data: t.Array(t.Composite([Contact, t.Object({ action: t.Union([t.Literal('created'), t.Literal('updated')]) })]), { description: 'one item per contact sent, in order' }),
+  created: t.Integer(),
+  updated: t.Integer(),
+})
+
+export const ContactSegmentParams = t.Object({
+  id: ContactRefParams.properties.id,
+  segmentId: t.String({ minLength: 1, maxLength: 400, description: 'the segment id' }),
+})
+
+export const ContactSegment = t.Object({
+  object: t.Literal('segment'),
+  id: t.String(),
+  name: t.String(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  added_at: t.String({ description: 'when the contact was added to the segment' }),
+})
+export const ContactSegmentList = t.Object({ object: t.Literal('list'), data: t.Array(ContactSegment), has_more: t.Boolean(), next_cursor: t.Nullable(t.String()) })
+
+export const ContactSegmentChange = t.Object({
+  object: t.Literal('contact_segment'),
+  contact_id: t.String(),
+  segment_id: t.String(),
+  added: t.Optional(t.Boolean({ description: 'false when the contact was already in the segment' })),
+  deleted: t.Optional(t.Boolean()),
+})
+
+export const Resubscribe = t.Object({
+  object: t.Literal('contact_resubscribe'),
+  id: t.Nullable(t.String({ description: 'the pending request; null when nothing needs confirming' })),
+  contact_id: t.String(),
+  email: t.String(),
+  status: t.Union([t.Literal('pending'), t.Literal('subscribed')], { description: '`pending`: the contact must open `confirm_url` and confirm; `subscribed`: the contact already receives mail' }),
+  confirm_url: t.Nullable(t.String({ description: 'the page where the contact confirms; hand it to them (it is single-use and expires)' })),
+  expires_at: t.Nullable(Timestamp),
+})
+
+export const SegmentIdParams = t.Object({ id: t.String({ minLength: 1, maxLength: 400, description: 'the segment id' }) })
+export const AudienceParams = t.Object({ audienceId: t.String({ minLength: 1, maxLength: 400, description: 'the audience (segment) id' }) })
+export const AudienceContactParams = t.Object({ audienceId: AudienceParams.properties.audienceId, id: ContactRefParams.properties.id })

@@ -1,16 +1,22 @@
-import { and, desc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, exists, inArray, ne, sql, type SQL } from 'drizzle-orm'
 import type { Executor, Tx } from '../db'
+import { recordChange } from '../audit/record'
+import { signalContactCreated, signalTopicAnswers } from '../automations/signals'
+import { checkProperties } from '../contact-properties/service'
+import { dateRange } from '../db/date-range'
 import { pageOf } from '../db/paging'
-import { contacts, contactTopics, topics } from '../db/tables'
+import { contactResubscribes, contacts, contactTopics, segmentContacts, topics } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
 import { listKey, type PageQuery } from '../lib/paging'
 import { subscribedByDefault, subscriptionOf, type SubscriptionValue } from '../topics/service'
-import type { CreateContact, TopicAnswerInput, UpdateContact, UpdateContactTopics } from './schema'
+import { optedOut, resubscribeRequired } from './consent'
+import type { CreateContact, ListContactsQuery, TopicAnswerInput, UpdateContact, UpdateContactTopics } from './schema'
+import { addMemberships, findSegment, segmentIds } from './segments'
 
-type ContactRow = typeof contacts.$inferSelect
+export type ContactRow = typeof contacts.$inferSelect
 type Properties = ContactRow['properties']
 
 /** One answer as stored: absolute, never inferred. */
@@ -33,7 +39,7 @@ export function toContact(row: ContactRow) {
   }
 }
 
-const normalEmail = (email: string) => email.trim().toLowerCase()
+export const normalEmail = (email: string) => email.trim().toLowerCase()
 
 /** A path `{id}` is an address when it holds `@`, else a contact id. */
 export async function findContact(deps: Deps, actor: Actor, ref: string) {
@@ -93,7 +99,7 @@ export function readAnswers(items: TopicAnswerInput[], field = 'topics'): Answer
 }
 
 /** Every named topic must be one of the account's; the first unknown one answers 404 naming it. */
-async function assertTopicsExist(tx: Tx, accountId: string, answers: Answer[]) {
+export async function assertTopicsExist(tx: Tx, accountId: string, answers: Answer[]) {
   if (!answers.length) return
   const ids = answers.map((a) => a.topicId)
   const found = await tx
@@ -105,8 +111,9 @@ async function assertTopicsExist(tx: Tx, accountId: string, answers: Answer[]) {
   if (missing) throw notFound(`Topic ${missing}`)
 }
 
-async function recordAnswers(tx: Tx, accountId: string, contactId: string, answers: Answer[], now: string) {
+export async function recordAnswers(tx: Tx, accountId: string, contactId: string, answers: Answer[], now: string) {
   if (!answers.length) return
+  await signalTopicAnswers(tx, accountId, contactId, answers, now)
   await tx
     .insert(contactTopics)
     .values(answers.map((a) => ({ contactId, topicId: a.topicId, accountId, subscribed: a.subscribed, updatedAt: now })))
@@ -116,23 +123,39 @@ async function recordAnswers(tx: Tx, accountId: string, contactId: string, answe
     })
 }
 
-const recorded = (answers: Answer[]) =>
+export const recorded = (answers: Answer[]) =>
   answers.map((a) => ({ id: a.topicId, topic_id: a.topicId, subscribed: a.subscribed, subscription: subscriptionOf(a.subscribed) }))
+
+/**
+ * What a create stores beyond the names: property values checked against their
+ * definitions (a null is no value), the segments to join (`audience_id` is one more),
+ * and the flag: an address whose owner opted out stays unsubscribed.
+ */
+async function createFields(deps: Deps, actor: Actor, email: string, input: CreateContact) {
+  await checkProperties(deps.db.q, actor.accountId, input.properties)
+  const segments = await segmentIds(deps.db.q, actor.accountId, [...(input.segments ?? []), ...(input.audience_id ? [input.audience_id] : [])])
+  const out = (await optedOut(deps.db.q, actor.accountId, [email])).has(email)
+  if (out && input.unsubscribed === false) throw resubscribeRequired(email, 'being recorded as subscribed')
+  const properties = Object.fromEntries(Object.entries(input.properties ?? {}).filter(([, v]) => v !== null))
+  return { unsubscribed: input.unsubscribed ?? out, properties, segments }
+}
 
 export async function createContact(deps: Deps, actor: Actor, input: CreateContact) {
   if (input.email === undefined) {
     throw new AppError('missing_required_field', { message: 'Missing `email` field.', details: [{ field: 'email', message: 'required: the contact’s e-mail address' }] })
   }
   const answers = readAnswers(input.topics ?? [])
+  const email = normalEmail(input.email)
+  const { unsubscribed, properties, segments } = await createFields(deps, actor, email, input)
   const now = iso(deps.clock.now())
   const row: ContactRow = {
     id: deps.ids.uuid(),
     accountId: actor.accountId,
-    email: normalEmail(input.email),
+    email,
     firstName: input.first_name ?? null,
     lastName: input.last_name ?? null,
-    unsubscribed: input.unsubscribed ?? false,
-    properties: input.properties ?? {},
+    unsubscribed,
+    properties,
     createdAt: now,
     updatedAt: now,
   }
@@ -140,9 +163,13 @@ export async function createContact(deps: Deps, actor: Actor, input: CreateConta
     await assertEmailFree(tx, actor.accountId, row.email)
     await assertTopicsExist(tx, actor.accountId, answers)
     await tx.insert(contacts).values(row)
+    await signalContactCreated(tx, actor.accountId, row.id, now)
     await recordAnswers(tx, actor.accountId, row.id, answers, now)
+    await addMemberships(tx, actor.accountId, row.id, segments, now)
   })
-  return toContact(row)
+  const contact = toContact(row)
+  await recordChange(deps, actor, { resource: 'contact', resourceId: row.id, action: 'created', before: null, after: contact })
+  return contact
 }
 
 export async function getContact(deps: Deps, actor: Actor, ref: string) {
@@ -159,8 +186,17 @@ function mergeProperties(stored: Properties, change: Properties): Properties {
   return out
 }
 
+/** Property values must fit their definitions, and only the contact can lift an unsubscribe they made themselves. */
+async function checkUpdate(deps: Deps, actor: Actor, row: ContactRow, input: UpdateContact) {
+  await checkProperties(deps.db.q, actor.accountId, input.properties)
+  if (input.unsubscribed === false && row.unsubscribed && (await optedOut(deps.db.q, actor.accountId, [row.email])).has(row.email)) {
+    throw resubscribeRequired(row.email, 'being recorded as subscribed again')
+  }
+}
+
 export async function updateContact(deps: Deps, actor: Actor, ref: string, input: UpdateContact) {
   const row = await findContact(deps, actor, ref)
+  await checkUpdate(deps, actor, row, input)
   const patch: Partial<ContactRow> = { updatedAt: iso(deps.clock.now()) }
   if (input.email !== undefined) patch.email = normalEmail(input.email)
   if (input.first_name !== undefined) patch.firstName = input.first_name
@@ -171,16 +207,21 @@ export async function updateContact(deps: Deps, actor: Actor, ref: string, input
     if (patch.email !== undefined && patch.email !== row.email) await assertEmailFree(tx, actor.accountId, patch.email, row.id)
     await tx.update(contacts).set(patch).where(eq(contacts.id, row.id))
   })
-  return toContact({ ...row, ...patch })
+  const contact = toContact({ ...row, ...patch })
+  await recordChange(deps, actor, { resource: 'contact', resourceId: row.id, action: 'updated', before: toContact(row), after: contact })
+  return contact
 }
 
-/** Removes the contact and its topic answers in one transaction. */
+/** Removes the contact, its topic answers, segment memberships and resubscribe requests in one transaction. */
 export async function deleteContact(deps: Deps, actor: Actor, ref: string) {
   const row = await findContact(deps, actor, ref)
   await deps.db.write(async (tx) => {
     await tx.delete(contactTopics).where(and(eq(contactTopics.contactId, row.id), eq(contactTopics.accountId, actor.accountId)))
+    await tx.delete(segmentContacts).where(eq(segmentContacts.contactId, row.id))
+    await tx.delete(contactResubscribes).where(eq(contactResubscribes.contactId, row.id))
     await tx.delete(contacts).where(eq(contacts.id, row.id))
   })
+  await recordChange(deps, actor, { resource: 'contact', resourceId: row.id, action: 'deleted', before: toContact(row), after: null })
   return { object: 'contact' as const, id: row.id, contact: ref, deleted: true }
 }
 
@@ -242,10 +283,15 @@ export async function updateContactTopics(deps: Deps, actor: Actor, ref: string,
   }
   const answers = readAnswers(items)
   const contact = await findContact(deps, actor, ref)
+  const had = await deps.db.q
+    .select({ topicId: contactTopics.topicId, subscribed: contactTopics.subscribed })
+    .from(contactTopics)
+    .where(and(eq(contactTopics.contactId, contact.id), inArray(contactTopics.topicId, answers.map((a) => a.topicId))))
   await deps.db.write(async (tx) => {
     await assertTopicsExist(tx, actor.accountId, answers)
     await recordAnswers(tx, actor.accountId, contact.id, answers, iso(deps.clock.now()))
   })
+  await recordChange(deps, actor, { resource: 'contact', resourceId: contact.id, action: 'topics_updated', before: { topics: recorded(had) }, after: { topics: recorded(answers) } })
   const rows = await topicsWithAnswers(deps.db.q, actor.accountId, contact.id, undefined, desc(topics.id))
   return {
     object: 'list' as const,
@@ -255,4 +301,32 @@ export async function updateContactTopics(deps: Deps, actor: Actor, ref: string,
     contact_id: contact.id,
     topics: recorded(answers),
   }
+}
+
+/**
+ * Newest first. Filters narrow: a segment's members, one address, the flag, a created
+ * range; the cursor is bound to the filters it was issued under.
+ */
+export async function listContacts(deps: Deps, actor: Actor, q: ListContactsQuery) {
+  if (q.segment_id !== undefined && q.audience_id !== undefined && q.segment_id.toLowerCase() !== q.audience_id.toLowerCase()) {
+    throw new AppError('invalid_parameter', { message: '`segment_id` and `audience_id` name different segments; send one of them.' })
+  }
+  const segment = q.segment_id ?? q.audience_id
+  const segmentId = segment === undefined ? undefined : (await findSegment(deps.db.q, actor.accountId, segment)).id
+  const filters = { segment: segmentId, email: q.email && normalEmail(q.email), unsubscribed: q.unsubscribed, since: q.since, until: q.until }
+  const where = and(
+    eq(contacts.accountId, actor.accountId),
+    filters.email ? eq(contacts.email, filters.email) : undefined,
+    filters.unsubscribed ? eq(contacts.unsubscribed, filters.unsubscribed === 'true') : undefined,
+    segmentId
+      ? exists(deps.db.q.select({ one: sql`1` }).from(segmentContacts).where(and(eq(segmentContacts.segmentId, segmentId), eq(segmentContacts.contactId, contacts.id))))
+      : undefined,
+    ...dateRange(contacts.createdAt, q),
+  )
+  return pageOf(
+    deps.secret,
+    { list: listKey('contacts', filters), query: q, id: contacts.id },
+    (ks) => deps.db.q.select().from(contacts).where(and(where, ks.where)).orderBy(ks.orderBy).limit(ks.limit),
+    toContact,
+  )
 }

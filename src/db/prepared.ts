@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm'
-import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
+import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core'
 import type { Executor } from './index'
 
 /**
@@ -28,9 +28,10 @@ export const listOf = (name: string): SQL => sql`(select value from json_each(${
  * columns given), so a send's rows go in one statement without drizzle building
  * it each time. Every row of one call gives the same columns; a column left out
  * takes its SQL default (a drizzle `$defaultFn` would run once, when the statement
- * is built, so tables written through here have none).
+ * is built, so tables written through here have none). With `upsert`, a row whose
+ * key exists updates it instead (`excluded.<column>` names the row's own value).
  */
-export function rowInserter<T extends SQLiteTable>(table: T) {
+export function rowInserter<T extends SQLiteTable>(table: T, upsert?: { target: SQLiteColumn[]; set: Record<string, SQL> }) {
   type Statement = { run(values: Record<string, unknown>): unknown }
   const byShape = prepared(() => new Map<string, Statement>())
   return async (q: Executor, rows: T['$inferInsert'][]): Promise<void> => {
@@ -41,7 +42,8 @@ export function rowInserter<T extends SQLiteTable>(table: T) {
     let stmt = statements.get(shape)
     if (!stmt) {
       const placeholders = rows.map((_, i) => Object.fromEntries(columns.map((c) => [c, sql.placeholder(`${c}_${i}`)])))
-      stmt = q.insert(table).values(placeholders as never).prepare() as Statement
+      const insert = q.insert(table).values(placeholders as never)
+      stmt = (upsert ? insert.onConflictDoUpdate(upsert as never) : insert).prepare() as Statement
       statements.set(shape, stmt)
     }
     const values: Record<string, unknown> = {}

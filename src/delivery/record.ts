@@ -4,6 +4,7 @@ import { prepared, rowInserter, setTo } from '../db/prepared'
 import { deliveries, deliveryAttempts, suppressions, type EmailEventType } from '../db/tables'
 import { recordEvents, type NewEvent } from '../emails/events'
 import type { Ids } from '../lib/ids'
+import { auditSystemSuppression } from '../suppressions/service'
 import type { Logger } from '../lib/log'
 import type { AttemptOutcome, DeliveryRow, DeliveryState } from './types'
 
@@ -147,10 +148,12 @@ export class Recorder {
       if (last) attempts.push({ id: this.ids.uuid(), deliveryId: r.id, emailId: r.emailId, ...last })
       for (const e of o.events) events.push({ accountId: r.accountId, emailId: r.emailId, type: e.type, recipient: r.recipient, data: e.data ?? {}, at: e.at })
       if (o.suppress) {
-        await tx
+        const [made] = await tx
           .insert(suppressions)
           .values({ id: this.ids.uuid(), accountId: r.accountId, email: r.recipient, reason: o.suppress.reason, sourceEmailId: r.emailId, detail: truncate(o.suppress.detail, 1000), createdAt: o.at })
           .onConflictDoNothing()
+          .returning()
+        if (made) await auditSystemSuppression(tx, this.ids, o.at, made)
       }
     }
     // The batch's events and attempts each in a few multi-row statements.

@@ -21,6 +21,7 @@ import { deliveries, domains, emailAttachments, emails, suppressions } from '../
 import type { RootDeps } from '../deps'
 import { isSimulatorAddress, simulatorBehaviour } from '../emails/simulator'
 import { iso } from '../lib/clock'
+import { Slots } from '../lib/slots'
 import { topicAllows } from '../topics/service'
 import { bounceAddress, composeMessage, personalCopy } from './mime'
 import { Recorder, releaseLeases, type Outcome, type OutcomeEvent } from './record'
@@ -83,24 +84,6 @@ interface Built {
   email: EmailRow
   domain: DomainRow
   raw: Buffer
-}
-
-/** A counting semaphore: the transport never has more than `n` messages at once. */
-class Slots {
-  private waiters: (() => void)[] = []
-  constructor(private free: number) {}
-  async take() {
-    if (this.free > 0) {
-      this.free--
-      return
-    }
-    await new Promise<void>((r) => this.waiters.push(r))
-  }
-  give() {
-    const next = this.waiters.shift()
-    if (next) next()
-    else this.free++
-  }
 }
 
 /** What a claimed batch needs, loaded once for all its rows. */

@@ -1,11 +1,12 @@
 import { and, asc, count, eq, isNotNull, isNull, lte, ne, or, sql } from 'drizzle-orm'
 import { domainToASCII } from 'node:url'
+import { recordChange, recordChangeIn } from '../audit/record'
 import type { Tx } from '../db'
 import { pageOf } from '../db/paging'
 import { domains } from '../db/tables'
 import type { Deps, RootDeps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
-import type { Actor } from '../lib/actor'
+import { systemActor, type Actor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
 import { listKey, type PageQuery } from '../lib/paging'
 import { buildRecords, checkDomain, domainStatus, returnPathHost, trackingHost, trackingVerified, VERIFIED_RECHECK_HOURS, windowEndsAt, type CheckProblem, type DomainRow } from './checks'
@@ -98,6 +99,16 @@ function toListItem(row: DomainRow) {
     tls: row.tls,
     custom_return_path: row.customReturnPath,
   }
+}
+
+/**
+ * What a verification check did: `verified` when it changed the domain's status
+ * or what its records show (a DKIM rotation completing included), `checked` when
+ * only the time of the check moved.
+ */
+function checkAction(before: DomainRow, after: DomainRow) {
+  const seen = (d: DomainRow) => JSON.stringify([d.status, d.records])
+  return seen(before) === seen(after) ? 'checked' : 'verified'
 }
 
 export async function findDomain(deps: Deps, actor: Actor, id: string): Promise<DomainRow> {
@@ -201,7 +212,9 @@ export async function createDomain(deps: Deps, actor: Actor, input: CreateDomain
     await assertReturnPathFree(tx, name, returnPath)
     await tx.insert(domains).values(row)
   })
-  return toDomain(row, deps.config)
+  const domain = toDomain(row, deps.config)
+  await recordChange(deps, actor, { resource: 'domain', resourceId: row.id, action: 'created', before: null, after: domain })
+  return domain
 }
 
 export async function listDomains(deps: Deps, actor: Actor, q: PageQuery) {
@@ -274,12 +287,15 @@ export async function updateDomain(deps: Deps, actor: Actor, id: string, input: 
       .set({ ...patch, records: next.records, updatedAt: next.updatedAt })
       .where(eq(domains.id, row.id)),
   )
-  return toDomain(next, deps.config)
+  const domain = toDomain(next, deps.config)
+  await recordChange(deps, actor, { resource: 'domain', resourceId: row.id, action: 'updated', before: toDomain(row, deps.config), after: domain })
+  return domain
 }
 
 export async function deleteDomain(deps: Deps, actor: Actor, id: string) {
   const row = await findDomain(deps, actor, id)
   await deps.db.write((tx) => tx.delete(domains).where(eq(domains.id, row.id)))
+  await recordChange(deps, actor, { resource: 'domain', resourceId: row.id, action: 'deleted', before: toDomain(row, deps.config), after: null })
   return { object: 'domain' as const, id: row.id, deleted: true }
 }
 
@@ -316,7 +332,10 @@ export async function verifyDomain(deps: Deps, actor: Actor, id: string, input: 
   if (problem) throw new AppError(problem.code, { message: problem.message })
   Object.assign(patch, outcome.patch)
   await deps.db.write((tx) => tx.update(domains).set(patch).where(eq(domains.id, row.id)))
-  return toDomain({ ...row, ...patch }, deps.config)
+  const after: DomainRow = { ...row, ...patch }
+  const domain = toDomain(after, deps.config)
+  await recordChange(deps, actor, { resource: 'domain', resourceId: row.id, action: checkAction(row, after), before: toDomain(row, deps.config), after: domain })
+  return domain
 }
 
 /**
@@ -342,7 +361,9 @@ export async function rotateDkim(deps: Deps, actor: Actor, id: string) {
       .set({ dkimNextSelector: next.dkimNextSelector, dkimNextPrivateKey: next.dkimNextPrivateKey, dkimNextPublicKey: next.dkimNextPublicKey, records: next.records, updatedAt: next.updatedAt })
       .where(eq(domains.id, row.id)),
   )
-  return toDomain(next, deps.config)
+  const domain = toDomain(next, deps.config)
+  await recordChange(deps, actor, { resource: 'domain', resourceId: row.id, action: 'dkim_rotated', before: toDomain(row, deps.config), after: domain })
+  return domain
 }
 
 /**
@@ -386,7 +407,14 @@ export async function recheckDomains(root: RootDeps, batch = 200) {
         result.checked++
       }
       // Skip the write when the domain changed meanwhile (PATCH, rotate, verify): the next run sees the new row.
-      await root.db.write((tx) => tx.update(domains).set(patch).where(and(eq(domains.id, row.id), eq(domains.updatedAt, row.updatedAt))))
+      const after: DomainRow = { ...row, ...patch }
+      await root.db.write(async (tx) => {
+        const written = await tx.update(domains).set(patch).where(and(eq(domains.id, row.id), eq(domains.updatedAt, row.updatedAt))).returning({ id: domains.id })
+        // Only what a person would notice is audited: a status or record that changed, not the time of each check.
+        if (written.length && checkAction(row, after) === 'verified') {
+          await recordChangeIn(tx, root.ids, iso(now), systemActor(row.accountId), { resource: 'domain', resourceId: row.id, action: 'verified', before: toDomain(row, root.config), after: toDomain(after, root.config) })
+        }
+      })
     } catch (e) {
       result.failed++
       root.log.error('domain re-check failed', { domain_id: row.id, domain: row.name, error: (e as Error).message })

@@ -54,6 +54,8 @@ export interface Draft {
   references: string | null
   tags: Tag[]
   topicId: string | null
+  /** The template the content was rendered from. */
+  templateId: string | null
   scheduledAt: number | null
   clickTracking: boolean | undefined
   attachments: AttachmentDraft[]
@@ -138,15 +140,13 @@ function readAttachment(findings: Finding[], a: SendAttachment, i: number): Atta
 }
 
 /**
- * Reads a send request into a Draft and every finding on its form, in the order a
- * send reports them: required fields, template, from, recipients, subject,
- * headers, tracking, tags, schedule, attachments. Needs no storage and no network.
+ * Reads a send request (its template already filled in, see template.ts) into a
+ * Draft and every finding on its form, in the order a send reports them: required
+ * fields, from, recipients, subject, headers, tracking, tags, schedule,
+ * attachments. Needs no storage and no network.
  */
-export function readDraft(input: SendEmail, now: number): { draft: Draft; findings: Finding[] } {
+export function readDraft(input: SendEmail, now: number, templateId: string | null = null): { draft: Draft; findings: Finding[] } {
   const findings: Finding[] = []
-  if (input.template !== undefined && input.template !== null) {
-    findings.push(errorFinding('invalid_parameter', '`template` is not available yet: templates do not exist on this service. Send `html` and/or `text` instead.', 'template'))
-  }
   const missing = (['from', 'to', 'subject'] as const).filter((k) => {
     const v = input[k]
     return v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (k !== 'subject' && v === '')
@@ -241,6 +241,7 @@ export function readDraft(input: SendEmail, now: number): { draft: Draft; findin
     references: threading['references'] || null,
     tags,
     topicId: input.topic_id ?? null,
+    templateId,
     scheduledAt,
     clickTracking: input.click_tracking,
     attachments,

@@ -3,6 +3,8 @@ import type { Tx } from '../db'
 import { prepared, rowInserter, setTo } from '../db/prepared'
 import { emailEvents, emails, type EmailEventType } from '../db/tables'
 import type { Ids } from '../lib/ids'
+import { rollUp } from '../metrics/rollup'
+import { queueEmailWebhooks } from '../webhooks/email-events'
 
 export interface NewEvent {
   accountId: string
@@ -28,9 +30,10 @@ const EVENTS_PER_INSERT = 100
 /**
  * Records events, in order, and makes each email's last one its `last_event`, in
  * the caller's transaction, so the state change and its record can never disagree.
- * Webhook dispatch (a later outbox) hooks in here.
+ * Their webhook events are queued here too, in the same transaction.
  */
 export async function recordEvents(tx: Tx, ids: Ids, events: NewEvent[]) {
+  await rollUp(tx, events)
   await insertOnly(tx, ids, events)
   // Only an email's last event of the list decides its `last_event`: one update each.
   const last = new Map(events.map((e) => [e.emailId, e]))
@@ -45,4 +48,5 @@ export const recordFirstEvent = (tx: Tx, ids: Ids, e: NewEvent) => insertOnly(tx
 async function insertOnly(tx: Tx, ids: Ids, events: NewEvent[]) {
   const rows = events.map((e) => ({ id: ids.uuid(), accountId: e.accountId, emailId: e.emailId, type: e.type, recipient: e.recipient ?? null, data: e.data ?? {}, createdAt: e.at }))
   for (let i = 0; i < rows.length; i += EVENTS_PER_INSERT) await insertEvents(tx, rows.slice(i, i + EVENTS_PER_INSERT))
+  await queueEmailWebhooks(tx, ids, events)
 }

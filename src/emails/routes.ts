@@ -3,7 +3,7 @@ import { op } from '../http/docs'
 import type { Platform } from '../http/platform'
 import * as records from './records'
 import * as s from './schema'
-import { SEND_ERRORS } from './send-errors'
+import { SEND_ERRORS, TEMPLATE_SEND_ERRORS } from './send-errors'
 import * as send from './send'
 
 const tag = 'emails'
@@ -17,13 +17,14 @@ const rateInto = (set: { headers: Record<string, string | number> }) => (st: { r
 const SEND_DESCRIPTION =
   'Resend’s request. Every recipient (to, cc and bcc, counted once each) is one email against the key’s budget, the account’s quotas and the key’s rate window; ' +
   'a refused send writes and spends nothing. The from domain must be a verified sending domain of the account unless every recipient is a simulator address ' +
-  '(`delivered@simulator.test`, `bounced@resend.dev`, …). `scheduled_at` takes ISO 8601 or words (`in 1 hour`, `tomorrow at 9am`, `Friday at 3pm ET`), up to 30 days ahead.'
+  '(`delivered@simulator.test`, `bounced@resend.dev`, …). `scheduled_at` takes ISO 8601 or words (`in 1 hour`, `tomorrow at 9am`, `Friday at 3pm ET`), up to 30 days ahead. ' +
+  '`template: {id, variables}` (id or alias) renders the template’s published version: its `from`, `subject` and `reply_to` fill what the request leaves out, its bodies replace `html` and `text` (which may not be given beside it).'
 
 export const emailSendingRoutes = (platform: Platform) =>
   new Elysia({ name: 'emails-sending', prefix: '/emails' })
     .use(platform)
     .post('', ({ deps, actor, body, set }) => send.sendEmail(deps, actor, body, rateInto(set)), {
-      ...op({ id: 'sendEmail', summary: 'Send one email, now or scheduled', description: SEND_DESCRIPTION, tag, auth: 'send', method: 'POST', body: true, errors: [...SEND_ERRORS] }),
+      ...op({ id: 'sendEmail', summary: 'Send one email, now or scheduled', description: SEND_DESCRIPTION, tag, auth: 'send', method: 'POST', body: true, errors: [...SEND_ERRORS, ...TEMPLATE_SEND_ERRORS] }),
       body: s.SendEmail,
       response: { 200: s.Sent },
     })
@@ -38,16 +39,16 @@ export const emailSendingRoutes = (platform: Platform) =>
         auth: 'send',
         method: 'POST',
         body: true,
-        errors: [...SEND_ERRORS],
+        errors: [...SEND_ERRORS, ...TEMPLATE_SEND_ERRORS],
       }),
       body: s.SendBatch,
       response: { 200: s.BatchSent },
     })
-    .post('/lint', ({ deps, body }) => send.lintEmail(deps, body), {
+    .post('/lint', ({ deps, actor, body }) => send.lintEmail(deps, actor, body), {
       ...op({
         id: 'lintEmail',
         summary: 'Check a message without sending: form, headers, content rules, size, links',
-        description: 'Answers every finding with its code, severity and fix. Needs no domain and reads nothing of the account; `path` attachments are not fetched (preflight does).',
+        description: 'Answers every finding with its code, severity and fix. Needs no domain and reads nothing of the account but the template it names (rendered as a send would); `path` attachments are not fetched (preflight does).',
         tag,
         auth: 'send',
         method: 'POST',

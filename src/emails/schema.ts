@@ -1,5 +1,6 @@
 import { t, type Static } from 'elysia'
 import { Paging, Timestamp, Uuid } from '../http/schemas'
+import { VariableValues } from '../templates/schema'
 
 /** One address or a list of them, as Resend takes `to`, `cc`, `bcc` and `reply_to`. */
 const Addresses = (what: string, max: number) =>
@@ -37,8 +38,8 @@ export const SendEmail = t.Object({
   template: t.Optional(
     t.Nullable(
       t.Object(
-        { id: t.Optional(t.String()), variables: t.Optional(t.Record(t.String(), t.Union([t.String(), t.Number()]))) },
-        { description: 'templates do not exist yet: any value answers `invalid_parameter`' },
+        { id: t.String({ minLength: 1, maxLength: 100, description: 'the template’s id or alias' }), variables: t.Optional(VariableValues) },
+        { description: 'send the published version of a template: not with `html` or `text`; `from`, `subject` and `reply_to` given here win over the template’s' },
       ),
     ),
   ),

@@ -17,3 +17,6 @@ export const SEND_ERRORS = [
   'daily_quota_exceeded',
   'monthly_quota_exceeded',
 ] as const
+
+/** What a send that names a template can be refused for beyond SEND_ERRORS. */
+export const TEMPLATE_SEND_ERRORS = ['template_not_published', 'template_variable_missing'] as const

@@ -24,6 +24,7 @@ import { contentFindings, errorFinding, firstError, linksOf, type Finding } from
 import { loadAttachments, mediaType, readDraft, type Draft } from './draft'
 import { recordFirstEvent } from './events'
 import type { SendEmail } from './schema'
+import { expandTemplate, type TemplateCache } from './template'
 
 /** A message that passed every check of its own, waiting for the account's ledger. */
 interface Prepared {
@@ -49,12 +50,23 @@ const contentOf = (draft: Draft) => ({
 })
 
 /**
- * Everything a send checks before the ledger: the form, the attachments (fetched
- * when `fetch`), the content rules, and the account checks. Findings come in the
- * order a send reports them.
+ * The send's form, with its template (if any) filled in first. Sends without a
+ * template read nothing here.
  */
-async function examine(deps: Deps, actor: Actor, input: SendEmail, now: number, fetch: boolean) {
-  const { draft, findings } = readDraft(input, now)
+async function readForm(deps: Deps, actor: Actor, input: SendEmail, now: number, templates?: TemplateCache) {
+  if (!input.template) return readDraft(input, now)
+  const t = await expandTemplate(deps.db.q, actor.accountId, input, templates ?? new Map())
+  const { draft, findings } = readDraft(t.input, now, t.templateId)
+  return { draft, findings: [...t.findings, ...findings] }
+}
+
+/**
+ * Everything a send checks before the ledger: the form (template first), the
+ * attachments (fetched when `fetch`), the content rules, and the account checks.
+ * Findings come in the order a send reports them.
+ */
+async function examine(deps: Deps, actor: Actor, input: SendEmail, now: number, fetch: boolean, templates?: TemplateCache) {
+  const { draft, findings } = await readForm(deps, actor, input, now, templates)
   if (fetch && !findings.some((f) => f.severity === 'error')) findings.push(...(await loadAttachments(draft)))
   findings.push(...contentFindings(deps.config, contentOf(draft)))
   const account = await accountChecks(deps, actor, draft)
@@ -62,8 +74,8 @@ async function examine(deps: Deps, actor: Actor, input: SendEmail, now: number, 
   return { draft, findings, account }
 }
 
-async function prepare(deps: Deps, actor: Actor, input: SendEmail, now: number): Promise<Prepared> {
-  const { draft, findings, account } = await examine(deps, actor, input, now, true)
+async function prepare(deps: Deps, actor: Actor, input: SendEmail, now: number, templates?: TemplateCache): Promise<Prepared> {
+  const { draft, findings, account } = await examine(deps, actor, input, now, true, templates)
   const err = firstError(findings)
   if (err) throw err
   const checks: CheckResult[] = [
@@ -119,7 +131,7 @@ async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger:
       headers: draft.headers,
       tags: draft.tags,
       topicId: draft.topicId?.toLowerCase() ?? null,
-      templateId: null,
+      templateId: draft.templateId,
       broadcastId: null,
       messageId: `${id}@${deps.config.hostname}`,
       inReplyTo: draft.inReplyTo,
@@ -216,9 +228,10 @@ export async function sendBatch(deps: Deps, actor: Actor, items: SendEmail[], mo
   const now = deps.clock.now()
   const ready: Prepared[] = []
   const errors: { index: number; message: string; code: string }[] = []
+  const templates: TemplateCache = new Map()
   for (const [index, item] of items.entries()) {
     try {
-      ready.push(await prepare(deps, actor, item, now))
+      ready.push(await prepare(deps, actor, item, now, templates))
     } catch (e) {
       if (!(e instanceof AppError)) throw e
       if (mode === 'strict') {
@@ -236,9 +249,9 @@ export async function sendBatch(deps: Deps, actor: Actor, items: SendEmail[], mo
   return mode === 'permissive' ? { data, errors } : { data }
 }
 
-/** POST /emails/lint: the form, content and recipient rules of a message; no storage, no network, nothing spent. */
-export function lintEmail(deps: Deps, input: SendEmail) {
-  const { draft, findings } = readDraft(input, deps.clock.now())
+/** POST /emails/lint: the form, content and recipient rules of a message; no network, nothing spent, and nothing read but its template. */
+export async function lintEmail(deps: Deps, actor: Actor, input: SendEmail) {
+  const { draft, findings } = await readForm(deps, actor, input, deps.clock.now())
   findings.push(...contentFindings(deps.config, contentOf(draft)))
   findings.push(...recipientFindings(deps, draft))
   for (const a of draft.attachments) {

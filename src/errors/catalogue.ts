@@ -43,11 +43,12 @@ const ENTRIES = {
   plan_not_purchasable: [400, 'That plan cannot be bought.', 'Choose one of the purchasable tiers: starter, pro or scale.'],
   payment_signature_invalid: [400, 'The payment provider signature did not verify.', 'Check that the webhook signing secret configured here matches the payment provider’s.'],
   support_upload_rejected: [400, 'This file cannot be attached to a support request.', 'Attach a screenshot (PNG, JPEG, GIF, WebP), a PDF, a CSV or a plain-text log.'],
-  sign_in_check_required: [400, 'An extra sign-in check is due for this address.', 'Complete the sign-in check shown by the console, then sign in again.'],
+  sign_in_check_required: [400, 'An extra sign-in check is due for this address: too many attempts failed.', 'Wait the seconds in `retry_after_seconds`, then sign in again with the right password or code.'],
   // 401
   missing_api_key: [401, 'No API key was found in the Authorization header.', 'Send `Authorization: Bearer <API_KEY>` with a key from POST /api-keys or the console.'],
   session_required: [401, 'This route needs a signed-in console session; API keys cannot call it.', 'Sign in to the console and make the change there.'],
   mfa_required: [401, 'Two-factor authentication is not complete for this session.', 'Finish the two-factor step (POST /auth/mfa/verify) and try again.'],
+  invalid_credentials: [401, 'The email address and password, or the two-factor code, do not match.', 'Check them and try again; after five failures a wait is due before the next attempt.'],
   // 402
   plan_required: [402, 'No plan is in force, so real email was not sent.', 'Start a trial or buy a plan; simulator sends keep working meanwhile.'],
   agent_budget_exceeded: [402, 'This API key has used its email budget for the current period.', 'Wait for the period to reset (GET /limits/keys/{id} shows when), or ask a person to raise the key’s budget.'],
@@ -108,7 +109,9 @@ const ENTRIES = {
   plan_already_active: [409, 'A plan is already in force.', 'Manage it through the billing portal.'],
   topic_name_taken: [409, 'A topic with this name already exists.', 'Choose another name or update the existing topic.'],
   event_name_taken: [409, 'An event with this name already exists.', 'Choose another name, or update the existing event (PATCH /events/{id}).'],
+  event_in_use: [409, 'An enabled automation triggers on or waits for this event.', 'Disable those automations (POST /automations/{id}/disable) or change their steps first.'],
   contact_already_exists: [409, 'A contact with this address already exists.', 'Update the existing contact (PATCH /contacts/{email}) instead.'],
+  contact_property_key_taken: [409, 'A contact property with this key already exists.', 'Use the existing property (GET /contact-properties) or choose another key.'],
   portal_change_unavailable: [409, 'This change cannot be made through the billing portal now.', 'Wait for the pending change to finish, or contact the operator.'],
   // 410
   support_attachment_expired: [410, 'The attachment is older than 30 days and was removed.', 'Attach the file again if it is still needed.'],
@@ -147,7 +150,10 @@ const ENTRIES = {
   key_budget_exceeds_plan: [422, 'A key budget must be a whole number at or below the plan’s monthly inclusion.', 'Set budget_per_period to a whole number no greater than the plan’s monthly inclusion.'],
   domain_limit_reached: [422, 'No sending domain is left on the plan.', 'Delete an unused domain or move to a larger plan.'],
   webhook_endpoint_limit_reached: [422, 'No webhook endpoint is left on the plan.', 'Delete an unused endpoint or move to a larger plan.'],
+  contact_property_limit_reached: [422, 'The account already defines the most contact properties it may.', 'Delete a property that is no longer used (DELETE /contact-properties/{id}) before defining another.'],
   domain_not_claimable: [422, 'This domain cannot be claimed.', 'Check the domain name; claim only domains you control.'],
+  template_not_published: [422, 'The template has no published version, so nothing can be sent with it yet.', 'Publish it with POST /templates/{id}/publish; POST /templates/{id}/render previews the draft meanwhile.'],
+  template_variable_missing: [422, 'The template needs variables the request did not give.', 'Give a value for each variable named in the message, or declare a fallback_value for it (PATCH /templates/{id}, then publish).'],
   // 429
   onboarding_daily_cap_reached: [429, 'The onboarding sender’s daily cap is reached.', 'Wait for the UTC day change or verify your own domain.'],
   trust_throttled: [429, 'Volume is capped by the trust ladder.', 'Read GET /trust/standing for the cap and what raises it.'],

@@ -57,14 +57,14 @@ export const eventRoutes = (platform: Platform) =>
         auth: 'full',
         method: 'PATCH',
         body: true,
-        errors: ['not_found', 'missing_required_field', 'invalid_parameter', 'event_name_taken'],
+        errors: ['not_found', 'missing_required_field', 'invalid_parameter', 'event_name_taken', 'event_in_use'],
       }),
       params: s.EventRefParams,
       body: s.UpdateEvent,
       response: { 200: s.Event },
     })
     .delete('/:id', ({ deps, actor, params }) => svc.deleteEvent(deps, actor, params.id), {
-      ...op({ id: 'deleteEvent', summary: 'Delete an event definition (recorded occurrences stay)', tag, auth: 'full', method: 'DELETE', errors: ['not_found'] }),
+      ...op({ id: 'deleteEvent', summary: 'Delete an event definition (recorded occurrences stay)', tag, auth: 'full', method: 'DELETE', errors: ['not_found', 'event_in_use'] }),
       params: s.EventRefParams,
       response: { 200: Deleted('event') },
     })

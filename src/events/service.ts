@@ -1,4 +1,6 @@
 import { and, eq, ne } from 'drizzle-orm'
+import { queueSignal } from '../automations/signals'
+import { assertEventUnused } from '../automations/usage'
 import { findContact } from '../contacts/service'
 import type { Tx } from '../db'
 import { pageOf } from '../db/paging'
@@ -83,6 +85,7 @@ export async function updateEvent(deps: Deps, actor: Actor, ref: string, input: 
   if (input.schema !== undefined) patch.schema = input.schema
   await deps.db.write(async (tx) => {
     if (patch.name !== undefined) await assertNameFree(tx, actor.accountId, patch.name, row.id)
+    if (patch.name !== undefined && patch.name !== row.name) await assertEventUnused(tx, actor.accountId, row.name, 'renamed')
     await tx.update(eventDefinitions).set(patch).where(eq(eventDefinitions.id, row.id))
   })
   return toEvent({ ...row, ...patch })
@@ -91,7 +94,10 @@ export async function updateEvent(deps: Deps, actor: Actor, ref: string, input: 
 /** Removes the definition; recorded occurrences stay, under the name they were sent with. */
 export async function deleteEvent(deps: Deps, actor: Actor, ref: string) {
   const row = await findEvent(deps, actor, ref)
-  await deps.db.write((tx) => tx.delete(eventDefinitions).where(eq(eventDefinitions.id, row.id)))
+  await deps.db.write(async (tx) => {
+    await assertEventUnused(tx, actor.accountId, row.name, 'deleted')
+    await tx.delete(eventDefinitions).where(eq(eventDefinitions.id, row.id))
+  })
   return { object: 'event' as const, id: row.id, deleted: true }
 }
 
@@ -137,6 +143,10 @@ export async function sendEvent(deps: Deps, actor: Actor, input: SendEvent) {
     throw new AppError('invalid_parameter', { message: `The payload does not match the schema of "${event.name}": ${issues.map((i) => `\`${i.field}\` ${i.message}`).join('; ')}.`, details: issues })
   }
   const row = { id: deps.ids.uuid(), accountId: actor.accountId, eventId: event.id, name: event.name, contactId: contact.id, payload, createdAt: iso(deps.clock.now()) }
-  await deps.db.write((tx) => tx.insert(eventOccurrences).values(row))
+  await deps.db.write(async (tx) => {
+    await tx.insert(eventOccurrences).values(row)
+    // The automations' outbox, committed with the occurrence: runs start from it once.
+    await queueSignal(tx, { accountId: row.accountId, contactId: row.contactId, name: row.name, payload, occurrenceId: row.id, at: row.createdAt })
+  })
   return { object: 'event' as const, event: event.name, id: row.id, contact_id: contact.id, created_at: row.createdAt }
 }

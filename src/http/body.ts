@@ -24,11 +24,12 @@ const isJson = (contentType: string) => /^application\/([a-z0-9.+-]+\+)?json\s*(
 
 /**
  * Recipient-facing forms, not API operations: the one-click unsubscribe POST (RFC 8058
- * sends `List-Unsubscribe=One-Click` as a form) and the preference page. They take an
+ * sends `List-Unsubscribe=One-Click` as a form), the preference page and the resubscribe
+ * confirmation. They take an
  * HTML form body (url-encoded or multipart) read as `{name: value | value[]}`; any
  * other body is ignored there, so a mailbox provider's POST is never refused for its type.
  */
-const FORM = [/^POST \/unsubscribe\/[^/]+(\/preferences)?$/]
+const FORM = [/^POST \/unsubscribe\/[^/]+(\/preferences)?$/, /^POST \/resubscribe\/[^/]+$/]
 
 export const isFormRoute = (method: string, path: string) => FORM.some((r) => r.test(`${method} ${path}`))
 

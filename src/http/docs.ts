@@ -16,13 +16,13 @@ export interface OpSpec {
 /** The codes the platform itself can answer for an operation of this kind. */
 export function platformErrors(s: Pick<OpSpec, 'auth' | 'method' | 'body'>): ErrorCode[] {
   const codes: ErrorCode[] = ['rate_limit_exceeded', 'internal_server_error', 'validation_error']
-  if (s.auth !== 'public') codes.push('missing_api_key', 'invalid_api_key', 'kill_switch_active', 'rate_ceiling_exceeded')
+  // A console session is a credential on every non-public route: it may have ended, or owe its second factor.
+  if (s.auth !== 'public') codes.push('missing_api_key', 'invalid_api_key', 'kill_switch_active', 'rate_ceiling_exceeded', 'session_required', 'mfa_required')
   if (s.auth === 'full' || s.auth === 'send') codes.push('restricted_api_key')
-  if (s.auth === 'session') codes.push('session_required')
   if (s.auth === 'person') codes.push('human_action_required')
   if (s.method !== 'GET') {
     codes.push('unsupported_media_type', 'payload_too_large', 'invalid_idempotency_key')
-    if (s.auth !== 'public') codes.push('idempotency_in_flight', 'idempotency_payload_mismatch')
+    if (s.auth !== 'public') codes.push('idempotency_in_flight', 'idempotency_payload_mismatch', 'csrf_origin_rejected', 'insufficient_role')
   }
   return codes
 }
@@ -57,7 +57,7 @@ export function op(s: OpSpec) {
       summary: s.summary,
       tags: [s.tag],
       ...(s.description ? { description: s.description } : {}),
-      ...(s.auth === 'public' ? { security: [] } : {}),
+      ...(s.auth === 'public' ? { security: [] } : s.auth === 'session' || s.auth === 'person' ? { security: [{ session: [] }] } : {}),
       'x-error-responses': responses,
       'x-auth': s.auth,
     },

@@ -3,6 +3,7 @@ import { UnitOfWork, isTransientStorageError } from '../db'
 import type { Deps, RootDeps } from '../deps'
 import { AppError } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
+import { captureRequest } from '../logs/capture'
 import { authenticate, spendByAddress, type AuthLevel } from './auth'
 import { parseJsonBody } from './body'
 import { errorResponse, fromValidation } from './errors'
@@ -51,7 +52,8 @@ function toAppError(code: string | number, error: unknown, url: string): AppErro
 /**
  * The cross-cutting behaviour every route stands on: request ids, JSON bodies and
  * their limits, authentication and rate windows (the `auth` macro), idempotency,
- * one transaction per request committed before the reply, and the error envelope.
+ * one transaction per request committed before the reply, the error envelope,
+ * and the request log.
  */
 export function platform(root: RootDeps, routes: RouteTable) {
   return new Elysia({ name: 'platform' })
@@ -65,7 +67,7 @@ export function platform(root: RootDeps, routes: RouteTable) {
       auth: (level: AuthLevel) => ({
         async transform({ request, path, set }) {
           const st = stateOf(request)!
-          st.matched = true
+          st.level = level
           st.unit = new UnitOfWork(root.db)
           if (MUTATING.has(request.method)) idempotencyKeyOf(request.headers)
           try {
@@ -108,6 +110,7 @@ export function platform(root: RootDeps, routes: RouteTable) {
         setState(request, st)
       }
       if (error instanceof Replay) {
+        st.replayed = error
         return new Response(error.body, {
           status: error.status,
           headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': st.id, 'idempotent-replayed': 'true', ...rateHeaders(st) },
@@ -117,7 +120,7 @@ export function platform(root: RootDeps, routes: RouteTable) {
       if (st.idem) await release(root.db, st.idem.accountId, st.idem.key).catch(() => undefined)
       let err = toAppError(code, error, request.url)
       const headers: Record<string, string> = { 'x-request-id': st.id }
-      if (code === 'NOT_FOUND' && !st.matched) {
+      if (code === 'NOT_FOUND' && st.level === undefined) {
         const allowed = routes.methodsFor(path)
         if (allowed.length) {
           err = new AppError('method_not_allowed', { message: `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.` })
@@ -134,8 +137,11 @@ export function platform(root: RootDeps, routes: RouteTable) {
           // Already answering with an error; the window only decides the headers here.
         }
       }
+      st.error = err
       return errorResponse(root.config.baseUrl, err, { ...headers, ...rateHeaders(st) })
     })
+    // After the reply has left: the request log costs the caller no time.
+    .onAfterResponse({ as: 'global' }, (c) => captureRequest(root, c))
 }
 
 export type Platform = ReturnType<typeof platform>

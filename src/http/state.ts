@@ -1,5 +1,7 @@
 import type { UnitOfWork } from '../db'
+import type { AppError } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
+import type { AuthLevel } from './auth'
 import type { BucketState } from '../lib/token-bucket'
 
 /** What the platform hooks know about one request, keyed by its Request object. */
@@ -8,12 +10,17 @@ export interface RequestState {
   start: number
   address: string
   actor?: Actor
+  /** The key's account as soon as the key is known, even when the request is then refused (for the request log). */
+  caller?: { accountId: string; keyId: string | null }
   rate?: BucketState
   unit?: UnitOfWork
   /** An Idempotency-Key this request holds while it runs. */
   idem?: { accountId: string; key: string; fingerprint: string }
-  /** Set when a route's auth ran, so onError knows the route matched. */
-  matched?: boolean
+  /** The route's auth level, set when its auth ran: so onError knows the route matched. */
+  level?: AuthLevel
+  /** The refusal the reply carries, or the stored reply replayed under an Idempotency-Key (for the request log). */
+  error?: AppError
+  replayed?: { status: number; body: string }
 }
 
 const states = new WeakMap<Request, RequestState>()

@@ -7,6 +7,7 @@ import { deliveries, emailEvents, emails, suppressions } from '../db/tables'
 import { classifyBounce } from '../delivery/retry'
 import { recordEvent } from '../emails/events'
 import type { Ids } from '../lib/ids'
+import { auditSystemSuppression } from '../suppressions/service'
 import { bareId } from './parse'
 
 export type Fields = Map<string, string>
@@ -219,10 +220,14 @@ export interface Applied {
 async function suppress(tx: Tx, ids: Ids, d: Delivery, reason: 'bounce' | 'complaint', detail: string, at: string) {
   const [existing] = await tx.select().from(suppressions).where(and(eq(suppressions.accountId, d.accountId), eq(suppressions.email, d.recipient)))
   if (!existing) {
-    await tx.insert(suppressions).values({ id: ids.uuid(), accountId: d.accountId, email: d.recipient, reason, sourceEmailId: d.emailId, detail: detail.slice(0, 1000), createdAt: at })
+    const row = { id: ids.uuid(), accountId: d.accountId, email: d.recipient, reason, sourceEmailId: d.emailId, detail: detail.slice(0, 1000), createdAt: at }
+    await tx.insert(suppressions).values(row)
+    await auditSystemSuppression(tx, ids, at, row)
   } else if (reason === 'complaint' && (existing.reason === 'bounce' || existing.reason === 'manual')) {
     // A complaint is the recipient's own word: it outranks a bounce or a manual entry.
-    await tx.update(suppressions).set({ reason, sourceEmailId: d.emailId, detail: detail.slice(0, 1000) }).where(eq(suppressions.id, existing.id))
+    const patch = { reason, sourceEmailId: d.emailId, detail: detail.slice(0, 1000) }
+    await tx.update(suppressions).set(patch).where(eq(suppressions.id, existing.id))
+    await auditSystemSuppression(tx, ids, at, { ...existing, ...patch }, existing)
   }
 }
 

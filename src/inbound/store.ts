@@ -15,6 +15,8 @@ import { authenticateMessage } from './auth'
 import { applyReport, matchDelivery, parseReport, verpDeliveryId, type Applied } from './bounces'
 import { parseMessage } from './parse'
 import { readSubscription, unsubscribe } from '../tracking/service'
+import { receivedEventData } from '../webhooks/email-events'
+import { queueWebhookEvents } from '../webhooks/outbox'
 
 export type Route = { kind: 'mail'; accountId: string; domainId: string } | { kind: 'report' }
 
@@ -163,6 +165,7 @@ export async function processRaw(root: RootDeps, rawId: string): Promise<Process
         }
         const id = root.ids.uuid()
         const threadId = await resolveThread(tx, root.ids, accountId, parsed, at)
+        const bcc = rcpts.filter((r) => !listed.has(r))
         await tx.insert(inboundEmails).values({
           id,
           accountId,
@@ -173,7 +176,7 @@ export async function processRaw(root: RootDeps, rawId: string): Promise<Process
           fromEmail: parsed.fromEmail,
           to: parsed.to,
           cc: parsed.cc,
-          bcc: rcpts.filter((r) => !listed.has(r)),
+          bcc,
           replyTo: parsed.replyTo,
           receivedFor: rcpts,
           subject: parsed.subject,
@@ -187,9 +190,8 @@ export async function processRaw(root: RootDeps, rawId: string): Promise<Process
           size: row.size,
           createdAt: at,
         })
-        for (const a of parsed.attachments) {
-          await tx.insert(inboundAttachments).values({ id: root.ids.uuid(), emailId: id, accountId, ...a })
-        }
+        const attachments = parsed.attachments.map((a) => ({ id: root.ids.uuid(), emailId: id, accountId, ...a }))
+        for (const a of attachments) await tx.insert(inboundAttachments).values(a)
         await addToThread(tx, root.ids, { accountId, threadId, messageId: parsed.messageId ?? `${id}@${root.config.hostname}`, direction: 'inbound', emailId: id, at })
         await recordEvent(tx, root.ids, {
           accountId,
@@ -199,6 +201,7 @@ export async function processRaw(root: RootDeps, rawId: string): Promise<Process
           at,
           data: { from: parsed.from, to: parsed.to, received_for: rcpts, subject: parsed.subject, message_id: parsed.messageId, attachments: parsed.attachments.length, thread_id: threadId },
         })
+        await queueWebhookEvents(tx, root.ids, accountId, [{ type: 'email.received', at, orderKey: id, data: receivedEventData(id, at, parsed, bcc, attachments) }])
         result.emails.push({ id, accountId })
       }
       await tx.update(inboundRaw).set({ state: 'processed', detail: notes.join('; ') || null }).where(eq(inboundRaw.id, row.id))

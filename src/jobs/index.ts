@@ -1,10 +1,14 @@
 import { Cron } from 'croner'
 import { lt } from 'drizzle-orm'
+import { purgeSignals } from '../automations/signals'
 import type { RootDeps } from '../deps'
 import { apiKeyUsage } from '../db/tables'
 import { recheckDomains } from '../domains/service'
 import { purgeExpired } from '../http/idempotency'
 import { DAY, iso } from '../lib/clock'
+import { purgeRequestLogs } from '../logs/buffer'
+import { purgeSessions } from '../sessions/service'
+import { purgeWebhookLog } from '../webhooks/retention'
 
 /** The scheduler's jobs, as data: what runs, when (croner pattern, seconds first), and how. */
 export interface Job {
@@ -22,6 +26,11 @@ export const JOBS: Job[] = [
     run: (r) => r.db.write((tx) => tx.delete(apiKeyUsage).where(lt(apiKeyUsage.day, iso(r.clock.now() - 31 * DAY).slice(0, 10)))),
   },
   { name: 'recheck-domains', pattern: '0 */5 * * * *', run: (r) => recheckDomains(r) },
+  { name: 'purge-automation-signals', pattern: '0 29 * * * *', run: (r) => purgeSignals(r.db, r.clock.now()) },
+  { name: 'flush-request-logs', pattern: '* * * * * *', run: (r) => r.requestLog.flush() },
+  { name: 'purge-request-logs', pattern: '0 41 * * * *', run: (r) => purgeRequestLogs(r.db, r.clock.now()) },
+  { name: 'purge-webhook-log', pattern: '0 53 * * * *', run: (r) => purgeWebhookLog(r.db, r.clock.now()) },
+  { name: 'purge-console-sessions', pattern: '0 11 * * * *', run: (r) => purgeSessions(r.db, r.clock.now()) },
 ]
 
 /** Runs the jobs in this process; a job never overlaps itself, and a failure is logged, not fatal. */

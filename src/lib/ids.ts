@@ -38,5 +38,14 @@ export function uuidV7(clock: Clock): Ids {
   }
 }
 
+/** The millisecond a UUIDv7 was made at, by the clock that made it. */
+export const uuidV7Time = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16)
+
+/** Below every UUIDv7 made at `ms` or later, above every one made before: a time bound on an id column. */
+export function uuidV7Floor(ms: number) {
+  const hex = ms.toString(16).padStart(12, '0')
+  return `${hex.slice(0, 8)}-${hex.slice(8)}-0000-0000-000000000000`
+}
+
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
 export const UUID_RE = new RegExp(UUID_PATTERN)

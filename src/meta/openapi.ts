@@ -1,6 +1,7 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { CATALOGUE } from '../errors/catalogue'
+import { SESSION_COOKIE } from '../sessions/cookie'
 import { VERSION } from './service'
 
 type Doc = ReturnType<typeof toOpenAPISchema>
@@ -57,11 +58,14 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
       description: 'Transactional email for software agents: send, receive, audiences, webhooks and metrics. Every error carries code, message, fix and docs_url.',
     },
     servers: [{ url: baseUrl }],
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { session: [] }],
     components: {
       ...components,
       schemas: { ...(components as { schemas?: object })?.schemas, Error: ErrorSchema },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'an API key: `Authorization: Bearer mr_…`' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'an API key: `Authorization: Bearer mr_…`' },
+        session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'a console session, set by POST /auth/sign-in' },
+      },
     },
     paths,
   }

@@ -1,5 +1,5 @@
 import { and, inArray, lte, sql } from 'drizzle-orm'
-import { deliveries } from '../db/tables'
+import { deliveries, webhookDeliveries } from '../db/tables'
 import { iso } from '../lib/clock'
 import type { Deps } from '../deps'
 import { AppError } from '../errors/app-error'
@@ -14,6 +14,8 @@ export interface Runtime {
   delivering(): boolean
   /** The inbound SMTP listener of this process, when one was started. */
   smtp?: () => { status: 'ok' | 'failing'; port: number; detail?: string }
+  /** Whether this process's webhook dispatcher is taking events from the outbox, when one runs here. */
+  dispatching?: () => boolean
 }
 
 /** Readiness: storage answers, the scheduler runs; later parts add their own checks. */
@@ -30,9 +32,13 @@ export async function status(deps: Deps, runtime: Runtime) {
   const backlog = storage.status === 'ok' ? await dueDeliveries(deps) : 0
   const smtp = runtime.smtp?.()
   const smtpListener = smtp ?? { status: 'not_configured' as const, detail: 'no SMTP listener runs in this process' }
+  const webhookBacklog = storage.status === 'ok' ? await dueWebhookEvents(deps) : 0
+  const dispatcher = runtime.dispatching
+    ? { status: runtime.dispatching() ? ('ok' as const) : ('failing' as const), backlog: webhookBacklog }
+    : { status: 'not_configured' as const, detail: 'no webhook dispatcher runs in this process', backlog: webhookBacklog }
   const body = {
     object: 'status' as const,
-    status: storage.status === 'ok' && jobs.length > 0 && runtime.delivering() && smtpListener.status !== 'failing' ? ('ok' as const) : ('degraded' as const),
+    status: storage.status === 'ok' && jobs.length > 0 && runtime.delivering() && smtpListener.status !== 'failing' && dispatcher.status !== 'failing' ? ('ok' as const) : ('degraded' as const),
     version: VERSION,
     uptime_seconds: Math.floor((deps.clock.now() - runtime.startedAt) / 1000),
     checks: {
@@ -40,7 +46,7 @@ export async function status(deps: Deps, runtime: Runtime) {
       scheduler: { status: jobs.length ? ('ok' as const) : ('failing' as const), jobs },
       delivery: { status: runtime.delivering() ? ('ok' as const) : ('failing' as const), mode: deps.config.delivery, backlog },
       smtp_listener: smtpListener,
-      webhook_dispatcher: { status: 'not_configured' as const, backlog: 0 },
+      webhook_dispatcher: dispatcher,
     },
   }
   if (storage.status !== 'ok') throw new AppError('service_unavailable', { message: 'Storage is not answering.', extra: { status: body } })
@@ -53,5 +59,14 @@ async function dueDeliveries(deps: Deps) {
     .select({ n: sql<number>`count(*)` })
     .from(deliveries)
     .where(and(inArray(deliveries.state, ['queued', 'deferred', 'scheduled']), lte(deliveries.nextAttemptAt, iso(deps.clock.now()))))
+  return Number(n)
+}
+
+/** Webhook events due now and not yet delivered, on every endpoint. */
+async function dueWebhookEvents(deps: Deps) {
+  const [{ n }] = await deps.db.q
+    .select({ n: sql<number>`count(*)` })
+    .from(webhookDeliveries)
+    .where(and(sql`${webhookDeliveries.state} = 'pending'`, lte(webhookDeliveries.nextAttemptAt, iso(deps.clock.now()))))
   return Number(n)
 }

@@ -1,10 +1,13 @@
 import { and, eq } from 'drizzle-orm'
+import { recordChange, recordChangeIn } from '../audit/record'
+import type { Tx } from '../db'
 import type { Deps } from '../deps'
 import { pageOf } from '../db/paging'
 import { suppressions } from '../db/tables'
 import { AppError, notFound } from '../errors/app-error'
-import type { Actor } from '../lib/actor'
+import { systemActor, type Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
+import type { Ids } from '../lib/ids'
 import { listKey } from '../lib/paging'
 import type { CreateSuppression, ListSuppressionsQuery } from './schema'
 
@@ -27,6 +30,21 @@ export function toSuppression(r: Row) {
   }
 }
 
+/**
+ * Audits a suppression the service made itself (a bounce, a complaint, a
+ * recipient's unsubscribe), in the caller's transaction; `before` is the entry it
+ * replaced, if any.
+ */
+export function auditSystemSuppression(tx: Tx, ids: Ids, at: string, row: Row, before: Row | null = null) {
+  return recordChangeIn(tx, ids, at, systemActor(row.accountId), {
+    resource: 'suppression',
+    resourceId: row.id,
+    action: before ? 'updated' : 'created',
+    before: before && toSuppression(before),
+    after: toSuppression(row),
+  })
+}
+
 async function find(deps: Deps, actor: Actor, idOrEmail: string) {
   const key = decodeURIComponent(idOrEmail)
   const byEmail = key.includes('@')
@@ -45,7 +63,9 @@ export async function createSuppression(deps: Deps, actor: Actor, input: CreateS
   if (existing) return toSuppression(existing)
   const row: Row = { id: deps.ids.uuid(), accountId: actor.accountId, email, reason: 'manual', sourceEmailId: null, detail: input.detail ?? null, createdAt: iso(deps.clock.now()) }
   await deps.db.write((tx) => tx.insert(suppressions).values(row))
-  return toSuppression(row)
+  const suppression = toSuppression(row)
+  await recordChange(deps, actor, { resource: 'suppression', resourceId: row.id, action: 'created', before: null, after: suppression })
+  return suppression
 }
 
 export async function listSuppressions(deps: Deps, actor: Actor, q: ListSuppressionsQuery) {
@@ -79,5 +99,6 @@ export async function deleteSuppression(deps: Deps, actor: Actor, idOrEmail: str
     })
   }
   await deps.db.write((tx) => tx.delete(suppressions).where(eq(suppressions.id, row.id)))
+  await recordChange(deps, actor, { resource: 'suppression', resourceId: row.id, action: 'deleted', before: toSuppression(row), after: null })
   return { object: 'suppression' as const, id: row.id, deleted: true }
 }

@@ -1,5 +1,6 @@
 import { and, eq, ne, sql } from 'drizzle-orm'
 import type { Executor, Tx } from '../db'
+import { recordChange } from '../audit/record'
 import { pageOf } from '../db/paging'
 import { contactTopics, contacts, topics } from '../db/tables'
 import type { Deps } from '../deps'
@@ -88,7 +89,9 @@ export async function createTopic(deps: Deps, actor: Actor, input: CreateTopic) 
     await assertNameFree(tx, actor.accountId, row.name)
     await tx.insert(topics).values(row)
   })
-  return toTopic(row)
+  const topic = toTopic(row)
+  await recordChange(deps, actor, { resource: 'topic', resourceId: row.id, action: 'created', before: null, after: topic })
+  return topic
 }
 
 export async function listTopics(deps: Deps, actor: Actor, q: PageQuery) {
@@ -123,7 +126,9 @@ export async function updateTopic(deps: Deps, actor: Actor, id: string, input: U
     if (patch.name !== undefined) await assertNameFree(tx, actor.accountId, patch.name, row.id)
     await tx.update(topics).set(patch).where(eq(topics.id, row.id))
   })
-  return toTopic({ ...row, ...patch })
+  const topic = toTopic({ ...row, ...patch })
+  await recordChange(deps, actor, { resource: 'topic', resourceId: row.id, action: 'updated', before: toTopic(row), after: topic })
+  return topic
 }
 
 /** Removes the topic and, in the same transaction, every answer any contact gave about it. */
@@ -133,6 +138,7 @@ export async function deleteTopic(deps: Deps, actor: Actor, id: string) {
     await tx.delete(contactTopics).where(and(eq(contactTopics.topicId, row.id), eq(contactTopics.accountId, actor.accountId)))
     await tx.delete(topics).where(eq(topics.id, row.id))
   })
+  await recordChange(deps, actor, { resource: 'topic', resourceId: row.id, action: 'deleted', before: toTopic(row), after: null })
   return { object: 'topic' as const, id: row.id, deleted: true }
 }
 

@@ -1,11 +1,16 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
+import { recordChangeIn } from '../audit/record'
+import { signalTopicAnswers } from '../automations/signals'
+import { recorded, toContact, type Answer } from '../contacts/service'
 import type { Executor, Tx } from '../db'
 import { contacts, contactTopics, emailEvents, emails, suppressions, topics } from '../db/tables'
 import { readUnsubscribeToken } from '../delivery/unsubscribe'
 import type { EmailRow } from '../delivery/types'
 import type { Deps } from '../deps'
 import { recordEvent } from '../emails/events'
+import { systemActor } from '../lib/actor'
 import { iso } from '../lib/clock'
+import { auditSystemSuppression } from '../suppressions/service'
 import { subscribedByDefault, type TopicRow } from '../topics/service'
 import { readClickToken, readOpenToken } from './links'
 import type { PreferenceItem } from './pages'
@@ -122,10 +127,17 @@ async function contactFor(tx: Tx, deps: Deps, accountId: string, address: string
   if (row) return row
   const made = { id: deps.ids.uuid(), accountId, email: address, firstName: null, lastName: null, unsubscribed: false, properties: {}, createdAt: now, updatedAt: now }
   await tx.insert(contacts).values(made)
+  await recordChangeIn(tx, deps.ids, now, systemActor(accountId), { resource: 'contact', resourceId: made.id, action: 'created', before: null, after: toContact(made) })
   return made
 }
 
+/** Answers a recipient gave on our pages: the service records them, as the system actor. */
+function auditAnswers(tx: Tx, deps: Deps, accountId: string, contactId: string, now: string, before: Answer[], after: Answer[]) {
+  return recordChangeIn(tx, deps.ids, now, systemActor(accountId), { resource: 'contact', resourceId: contactId, action: 'topics_updated', before: { topics: recorded(before) }, after: { topics: recorded(after) } })
+}
+
 async function answer(tx: Tx, accountId: string, contactId: string, topicId: string, subscribed: boolean, now: string) {
+  await signalTopicAnswers(tx, accountId, contactId, [{ topicId, subscribed }], now)
   await tx
     .insert(contactTopics)
     .values({ contactId, topicId, accountId, subscribed, updatedAt: now })
@@ -151,16 +163,21 @@ export async function unsubscribe(deps: Deps, sub: Subscription, visit: Visit): 
         .where(and(eq(contactTopics.contactId, contact.id), eq(contactTopics.topicId, topic.id)))
       if (had?.subscribed !== false) {
         await answer(tx, email.accountId, contact.id, topic.id, false, now)
+        await auditAnswers(tx, deps, email.accountId, contact.id, now, had ? [{ topicId: topic.id, subscribed: had.subscribed }] : [], [{ topicId: topic.id, subscribed: false }])
         changed = true
       }
     } else {
       if (!contact.unsubscribed) {
-        await tx.update(contacts).set({ unsubscribed: true, updatedAt: now }).where(eq(contacts.id, contact.id))
+        const patch = { unsubscribed: true, updatedAt: now }
+        await tx.update(contacts).set(patch).where(eq(contacts.id, contact.id))
+        await recordChangeIn(tx, deps.ids, now, systemActor(email.accountId), { resource: 'contact', resourceId: contact.id, action: 'updated', before: toContact(contact), after: toContact({ ...contact, ...patch }) })
         changed = true
       }
       const [suppressed] = await tx.select({ id: suppressions.id }).from(suppressions).where(and(eq(suppressions.accountId, email.accountId), eq(suppressions.email, recipient)))
       if (!suppressed) {
-        await tx.insert(suppressions).values({ id: deps.ids.uuid(), accountId: email.accountId, email: recipient, reason: 'unsubscribe', sourceEmailId: email.id, detail: 'one-click unsubscribe', createdAt: now })
+        const row = { id: deps.ids.uuid(), accountId: email.accountId, email: recipient, reason: 'unsubscribe' as const, sourceEmailId: email.id, detail: 'one-click unsubscribe', createdAt: now }
+        await tx.insert(suppressions).values(row)
+        await auditSystemSuppression(tx, deps.ids, now, row)
         changed = true
       }
     }
@@ -211,6 +228,9 @@ export async function savePreferences(deps: Deps, sub: Subscription, shown: stri
     if (!changes.length) return
     const contact = await contactFor(tx, deps, sub.email.accountId, sub.recipient, now)
     for (const c of changes) await answer(tx, sub.email.accountId, contact.id, c.topicId, c.subscribed, now)
+    const changed = new Set(changes.map((c) => c.topicId))
+    const before = current.filter((r) => changed.has(r.id) && r.answer !== null).map((r) => ({ topicId: r.id, subscribed: r.answer! }))
+    await auditAnswers(tx, deps, sub.email.accountId, contact.id, now, before, changes)
     const own = changes.find((c) => c.topicId === sub.topic?.id && !c.subscribed)
     if (own) {
       await recordEvent(tx, deps.ids, {

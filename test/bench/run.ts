@@ -6,11 +6,15 @@ import { generateKeyPairSync } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { inboundPerSecond } from './inbound'
+import { metricsLatency } from './metrics'
 import { BUN, fmt, freePort, has, startProcess, stop, tempDir, waitFor, wrk } from './lib'
+import { webhookDeliveriesPerSecond } from './webhooks'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const DELIVER = Number(process.env.BENCH_DELIVER ?? 10_000)
 const RECEIVE = Number(process.env.BENCH_RECEIVE ?? 5_000)
+const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 10_000)
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000)
 const KEY = 'mr_bench_bench_bench_bench_bench_bench_1234'
 const rows: [string, string, string, string][] = []
 const report = (what: string, value: string, ceiling: string, ratio: string) => {
@@ -148,6 +152,11 @@ async function main() {
   report('POST /emails vs one-row inserts', `${fmt(sends.requestsPerSec)} /s`, `${fmt(inserts)} rows/s`, fmt(sends.requestsPerSec / inserts, 2))
   report('POST /emails latency p50 / p99', `${fmt(sends.p50ms, 2)} ms / ${fmt(sends.p99ms, 2)} ms`, '', '')
   if (sends.non2xx) report('POST /emails non-2xx replies', String(sends.non2xx), '', '')
+  const m = await metricsLatency(EVENTS, SECONDS)
+  report(`recordEvents with rollups, seeding ${fmt(m.events)} events (${fmt(m.rollupRows)} rollup rows)`, `${fmt(m.seedPerSecond)} events/s`, '', '')
+  for (const q of m.queries) {
+    report(`${q.name}, over ${fmt(m.events)} events, 1 connection: p50 / p99`, `${fmt(q.r.p50ms, 2)} ms / ${fmt(q.r.p99ms, 2)} ms`, `GET /api-keys?limit=1 p99 ${fmt(m.floor.p99ms, 2)} ms`, fmt(m.floor.p99ms / q.r.p99ms, 2))
+  }
   if (has('smtp-sink')) {
     const ceiling = await smtpSinkCeiling()
     const d = await deliveredPerSecond()
@@ -160,6 +169,8 @@ async function main() {
   } else {
     console.log('  smtp-sink missing (apt-get install postfix): delivery figures skipped')
   }
+  const w = await webhookDeliveriesPerSecond(WEBHOOKS)
+  report(`webhook deliveries to a receiver on loopback (${fmt(w.delivered)} signed events, ${w.concurrency} in flight)`, `${fmt(w.perSecond)} /s`, `${fmt(w.ceiling)} req/s into the same receiver`, fmt(w.perSecond / w.ceiling, 3))
   console.log('\n| figure | value | ceiling | ratio |\n| --- | --- | --- | --- |')
   for (const r of rows) console.log(`| ${r.join(' | ')} |`)
 }

@@ -12,10 +12,12 @@ import type { RootDeps } from '../../src/deps'
 import type { ErrorCode } from '../../src/errors/catalogue'
 import { ManualClock, iso } from '../../src/lib/clock'
 import type { Logger } from '../../src/lib/log'
+import { AutomationWorker } from '../../src/automations/engine'
 import { DeliveryWorker } from '../../src/delivery/worker'
 import { Scheduler } from '../../src/jobs'
 import { startInbound, type InboundListener } from '../../src/inbound/server'
 import type { Runtime } from '../../src/meta/service'
+import { WebhookDispatcher } from '../../src/webhooks/dispatcher'
 
 export interface Reply<T = any> {
   status: number
@@ -50,11 +52,16 @@ export async function harness(env: Record<string, string> = {}) {
   const config: Config = loadConfig({ MAILROOM_DATA_DIR: dir, MAILROOM_BASE_URL: 'http://mailroom.test', ...env })
   const clock = new ManualClock('2026-03-02T10:00:00.000Z')
   const root: RootDeps = await openRoot(config, { clock, log: silentLog })
-  const first = (await ensureFirstAccount(root))!
+  // A harness opened on the data folder of an earlier one (a restart) finds its owner; the key is MAILROOM_BOOTSTRAP_KEY.
+  const first = (await ensureFirstAccount(root)) ?? { accountId: (await root.db.q.select().from(accounts).limit(1))[0].id, token: config.bootstrapKey!, generated: false }
   const scheduler = new Scheduler(root).start()
   // Not started: tests drive delivery with `worker.runOnce()` and the manual clock.
   const worker = new DeliveryWorker(root)
-  const runtime: Runtime = { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => true }
+  // Not started: tests move runs with `automations.runOnce()`.
+  const automations = new AutomationWorker(root)
+  // Not started either: tests drive webhooks with `dispatcher.runOnce()`.
+  const dispatcher = new WebhookDispatcher(root)
+  const runtime: Runtime = { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => true, dispatching: () => true }
   const listeners: InboundListener[] = []
   const app = buildApp(root, runtime)
 
@@ -107,6 +114,8 @@ export async function harness(env: Record<string, string> = {}) {
     scheduler,
     runtime,
     worker,
+    automations,
+    dispatcher,
     call,
     key,
     otherAccount,
@@ -121,6 +130,8 @@ export async function harness(env: Record<string, string> = {}) {
       for (const l of listeners) await l.close(100)
       scheduler.stop()
       await worker.stop()
+      await automations.stop()
+      await dispatcher.stop()
       root.db.close()
       rmSync(dir, { recursive: true, force: true })
     },

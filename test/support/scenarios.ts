@@ -1,9 +1,10 @@
 import { expect, test } from 'bun:test'
 import { CATALOGUE, type ErrorCode } from '../../src/errors/catalogue'
 import { expectError, harness, type CallOptions, type Harness, type Reply } from './harness'
+import { person, type PersonSpec } from './people'
 
-/** A named credential: the owner's key, a sending-only key, none, or one that no longer works. */
-export type As = 'full' | 'sending' | 'none' | 'revoked' | 'unknown'
+/** A named credential: the owner's key, a sending-only key, none, one that no longer works, or a console session of a new member. */
+export type As = 'full' | 'sending' | 'none' | 'revoked' | 'unknown' | PersonSpec
 
 export interface Scenario<C = any> {
   name: string
@@ -12,7 +13,7 @@ export interface Scenario<C = any> {
   path: string | ((ctx: C, h: Harness) => string)
   as?: As
   body?: unknown | ((ctx: C, h: Harness) => unknown)
-  headers?: Record<string, string>
+  headers?: Record<string, string> | ((ctx: C, h: Harness) => Record<string, string>)
   query?: CallOptions['query']
   raw?: string
   /** Makes what the scenario needs; its result is handed to path, body and check. */
@@ -35,7 +36,12 @@ export interface ScenarioOptions {
   reset?: () => void
 }
 
-async function credential(h: Harness, as: As): Promise<string | null> {
+async function credential(h: Harness, as: As): Promise<Pick<CallOptions, 'key' | 'headers'>> {
+  if (typeof as === 'object') return { key: null, headers: { cookie: (await person(h, as)).cookie } }
+  return { key: await keyFor(h, as) }
+}
+
+async function keyFor(h: Harness, as: Exclude<As, PersonSpec>): Promise<string | null> {
   switch (as) {
     case 'full':
       return h.token
@@ -63,7 +69,9 @@ export function scenarios(table: Scenario[], opts: ScenarioOptions = {}) {
         const ctx = s.setup ? await s.setup(h) : undefined
         const path = typeof s.path === 'function' ? s.path(ctx, h) : s.path
         const body = typeof s.body === 'function' ? (s.body as (c: unknown, h: Harness) => unknown)(ctx, h) : s.body
-        const r = await h.call(s.method, path, { key: await credential(h, s.as ?? 'full'), body, headers: s.headers, query: s.query, raw: s.raw })
+        const cred = await credential(h, s.as ?? 'full')
+        const headers = { ...cred.headers, ...(typeof s.headers === 'function' ? s.headers(ctx, h) : s.headers) }
+        const r = await h.call(s.method, path, { key: cred.key, body, headers, query: s.query, raw: s.raw })
         if (s.code) {
           expectError(r, s.code, s.status)
           expect(CATALOGUE[s.code].status).toBe(s.status)

@@ -1,0 +1,67 @@
+/**
+ * The one place that decides what a secret looks like, for the audit trail and
+ * the request logs alike: members named like a credential lose their value, and
+ * credential-shaped text (our API tokens, webhook signing secrets, PEM private
+ * keys) is cut out of any string, whatever member holds it.
+ */
+
+export const REDACTED = '[redacted]'
+
+/** Member names compared without case, `_` or `-`: `token`, `token_hash`, `signing_secret`, `dkimPrivateKey`, `Authorization`… */
+const SECRET_NAME = /(token|tokenhash|secret|password|passwd|privatekey|apikey|authorization|cookie|recoverycodes)$/
+/** Names that end like a secret but are safe to show. */
+const SHOWN = new Set(['tokenprefix'])
+
+const SECRET_TEXT = [
+  /\bmr_[A-Za-z0-9_]{16,}/g,
+  /\bwhsec_[A-Za-z0-9+/=]{8,}/g,
+  // A TOTP enrolment's URI carries its secret; an invitation's accept URL its token.
+  /\botpauth:\/\/[^\s"]+/g,
+  /\/invite\/[A-Za-z0-9]{16,}\//g,
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g,
+]
+
+/** Every request log entry asks about the same few names: answers are kept (a bounded map; a flood of new names only clears it). */
+const verdicts = new Map<string, boolean>()
+
+export function isSecretName(name: string) {
+  let secret = verdicts.get(name)
+  if (secret === undefined) {
+    const n = name.toLowerCase().replace(/[_-]/g, '')
+    secret = SECRET_NAME.test(n) && !SHOWN.has(n)
+    if (verdicts.size >= 10_000) verdicts.clear()
+    verdicts.set(name, secret)
+  }
+  return secret
+}
+
+/** Cheap substring checks first: nearly every string holds none of the prefixes, and then no pattern runs. */
+const MARKERS = ['mr_', 'whsec_', 'otpauth:', '/invite/', '-----BEGIN']
+
+export function redactText(s: string): string {
+  if (!MARKERS.some((m) => s.includes(m))) return s
+  let out = s
+  for (const re of SECRET_TEXT) out = out.replace(re, REDACTED)
+  return out
+}
+
+export interface RedactOptions {
+  /** Strings longer than this keep their start and say how long they were (attachment contents, HTML bodies). */
+  maxString?: number
+}
+
+/** A copy of `value` with secrets replaced; JSON-safe values only (what a reply or a parsed body holds). */
+export function redact<T>(value: T, opts: RedactOptions = {}): T {
+  return walk(value, opts.maxString ?? Infinity) as T
+}
+
+function walk(v: unknown, maxString: number): unknown {
+  if (typeof v === 'string') return redactText(v.length > maxString ? `${v.slice(0, maxString)}… (${v.length} characters)` : v)
+  if (Array.isArray(v)) return v.map((x) => walk(x, maxString))
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [k, x] of Object.entries(v)) out[k] = isSecretName(k) && x !== null && x !== undefined ? REDACTED : walk(x, maxString)
+    return out
+  }
+  return v
+}

@@ -1,0 +1,92 @@
+import { inArray, lt } from 'drizzle-orm'
+import type { Database } from '../db'
+import { rowInserter } from '../db/prepared'
+import { requestLogs } from '../db/tables'
+import { DAY } from '../lib/clock'
+import { uuidV7Floor } from '../lib/ids'
+import type { Logger } from '../lib/log'
+
+export type LogEntry = typeof requestLogs.$inferInsert
+
+const insertLogs = rowInserter(requestLogs)
+/** Rows per insert statement: 16 values each, far below SQLite's limit. */
+const ROWS_PER_INSERT = 100
+
+const LOG_RETENTION_DAYS = 30
+
+/**
+ * Request log entries held in memory and written in one transaction per flush
+ * (every second by the scheduler, at once when `flushAt` entries wait, and at
+ * shutdown), so a request never writes its own log row and the send path keeps
+ * its speed. Like the key usage counts (src/api-keys/usage.ts), a failed flush
+ * keeps its rows for the next one. What is still in memory when the process dies
+ * is lost: an accepted trade, since the log is a diagnostic record, not state.
+ */
+export class RequestLog {
+  private pending: LogEntry[] = []
+  /** Entries still being put together (some look up the key after the reply); a flush waits for them. */
+  private assembling = new Set<Promise<void>>()
+  /** Flushes one after the other, so a reader waiting on one also waits on those before it. */
+  private writing: Promise<void> = Promise.resolve()
+  /** Entries dropped because the database took none for `maxPending` requests. */
+  dropped = 0
+
+  constructor(
+    private readonly db: Database,
+    private readonly log: Logger,
+    private readonly opts = { flushAt: 500, maxPending: 20_000 },
+  ) {}
+
+  record(entry: LogEntry) {
+    this.pending.push(entry)
+    if (this.pending.length > this.opts.maxPending) this.dropped += this.pending.splice(0, this.pending.length - this.opts.maxPending).length
+    if (this.pending.length === this.opts.flushAt) this.flush().catch((e) => this.log.error('request log flush failed', { error: (e as Error).message }))
+  }
+
+  /** Records what `entry` resolves to (null: nothing to log). */
+  add(entry: Promise<LogEntry | null>) {
+    const p: Promise<void> = entry
+      .then((e) => {
+        if (e) this.record(e)
+      })
+      .catch((e) => this.log.error('request log entry failed', { error: (e as Error).message }))
+      .finally(() => this.assembling.delete(p))
+    this.assembling.add(p)
+  }
+
+  /** Writes everything recorded so far; settles once it and every earlier flush are written (or have failed). */
+  async flush() {
+    await Promise.all(this.assembling)
+    const rows = this.pending
+    this.pending = []
+    const done = this.writing.then(() => this.write(rows))
+    this.writing = done.catch(() => undefined)
+    await done
+  }
+
+  private async write(rows: LogEntry[]) {
+    if (!rows.length) return
+    try {
+      await this.db.write(async (tx) => {
+        for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await insertLogs(tx, rows.slice(i, i + ROWS_PER_INSERT))
+      })
+    } catch (e) {
+      // Keep them for the next flush rather than lose them; `record` bounds the backlog.
+      this.pending.unshift(...rows)
+      throw e
+    }
+  }
+}
+
+/** Deletes entries older than the retention (by id, which holds the time), a batch per transaction so writers are never held up for long. */
+export async function purgeRequestLogs(db: Database, now: number, batch = 5_000) {
+  const cutoff = uuidV7Floor(now - LOG_RETENTION_DAYS * DAY)
+  let deleted = 0
+  for (;;) {
+    const ids = (await db.q.select({ id: requestLogs.id }).from(requestLogs).where(lt(requestLogs.id, cutoff)).limit(batch)).map((r) => r.id)
+    if (!ids.length) return deleted
+    await db.write((tx) => tx.delete(requestLogs).where(inArray(requestLogs.id, ids)))
+    deleted += ids.length
+    if (ids.length < batch) return deleted
+  }
+}
