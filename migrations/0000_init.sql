@@ -228,6 +228,7 @@ CREATE TABLE `email_events` (
 --> statement-breakpoint
 CREATE INDEX `email_events_email` ON `email_events` (`email_id`,`id`);--> statement-breakpoint
 CREATE INDEX `email_events_account_type` ON `email_events` (`account_id`,`type`,`created_at`);--> statement-breakpoint
+CREATE INDEX `email_events_recipient` ON `email_events` (`account_id`,`recipient`,`type`,`created_at`);--> statement-breakpoint
 CREATE TABLE `emails` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -263,6 +264,7 @@ CREATE TABLE `emails` (
 CREATE INDEX `emails_account` ON `emails` (`account_id`,`id`);--> statement-breakpoint
 CREATE INDEX `emails_account_event` ON `emails` (`account_id`,`last_event`,`id`);--> statement-breakpoint
 CREATE INDEX `emails_message_id` ON `emails` (`message_id`);--> statement-breakpoint
+CREATE INDEX `emails_broadcast` ON `emails` (`broadcast_id`,`id`);--> statement-breakpoint
 CREATE TABLE `suppressions` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -356,6 +358,8 @@ CREATE TABLE `audit_entries` (
 	`account_id` text NOT NULL,
 	`actor_kind` text NOT NULL,
 	`actor_key_id` text,
+	`actor_person_id` text,
+	`actor_session_id` text,
 	`resource` text NOT NULL,
 	`resource_id` text NOT NULL,
 	`action` text NOT NULL,
@@ -509,6 +513,8 @@ CREATE TABLE `segments` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
 	`name` text NOT NULL,
+	`match` text DEFAULT 'all' NOT NULL,
+	`rules` text DEFAULT '[]' NOT NULL,
 	`created_at` text NOT NULL,
 	`updated_at` text NOT NULL
 );
@@ -591,16 +597,8 @@ CREATE TABLE `console_sessions` (
 CREATE UNIQUE INDEX `console_sessions_token_hash` ON `console_sessions` (`token_hash`);--> statement-breakpoint
 CREATE INDEX `console_sessions_person` ON `console_sessions` (`person_id`);--> statement-breakpoint
 CREATE INDEX `console_sessions_expires` ON `console_sessions` (`expires_at`);--> statement-breakpoint
-CREATE TABLE `metric_rollups` (
-	`account_id` text NOT NULL,
-	`level` integer NOT NULL,
-	`grain` integer NOT NULL,
-	`bucket` integer NOT NULL,
-	`simulator` integer NOT NULL,
-	`domain` text NOT NULL,
-	`domain_id` text NOT NULL,
-	`api_key_id` text NOT NULL,
-	`broadcast_id` text NOT NULL,
+CREATE TABLE `metric_counts` (
+	`id` integer PRIMARY KEY NOT NULL,
 	`received` integer DEFAULT 0 NOT NULL,
 	`sent` integer DEFAULT 0 NOT NULL,
 	`delivered` integer DEFAULT 0 NOT NULL,
@@ -616,10 +614,21 @@ CREATE TABLE `metric_rollups` (
 	`clicked` integer DEFAULT 0 NOT NULL,
 	`unique_clicked` integer DEFAULT 0 NOT NULL,
 	`complained` integer DEFAULT 0 NOT NULL,
-	`unsubscribed` integer DEFAULT 0 NOT NULL,
-	PRIMARY KEY(`account_id`, `level`, `grain`, `bucket`, `simulator`, `domain`, `domain_id`, `api_key_id`, `broadcast_id`)
+	`unsubscribed` integer DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE `metric_series` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`level` integer NOT NULL,
+	`simulator` integer NOT NULL,
+	`domain` text NOT NULL,
+	`domain_id` text NOT NULL,
+	`api_key_id` text NOT NULL,
+	`broadcast_id` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `metric_series_key` ON `metric_series` (`account_id`,`level`,`simulator`,`domain`,`domain_id`,`api_key_id`,`broadcast_id`);--> statement-breakpoint
 CREATE TABLE `automation_refs` (
 	`version_id` text NOT NULL,
 	`automation_id` text NOT NULL,
@@ -714,4 +723,112 @@ CREATE TABLE `automations` (
 );
 --> statement-breakpoint
 CREATE INDEX `automations_account` ON `automations` (`account_id`,`id`);--> statement-breakpoint
-CREATE INDEX `automations_trigger` ON `automations` (`account_id`,`trigger_event`,`status`);
+CREATE INDEX `automations_trigger` ON `automations` (`account_id`,`trigger_event`,`status`);--> statement-breakpoint
+CREATE TABLE `broadcasts` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`name` text,
+	`segment_id` text NOT NULL,
+	`topic_id` text,
+	`template_id` text,
+	`template_variables` text,
+	`from` text NOT NULL,
+	`subject` text NOT NULL,
+	`reply_to` text NOT NULL,
+	`preview_text` text,
+	`html` text,
+	`text` text,
+	`status` text NOT NULL,
+	`scheduled_at` text,
+	`started_at` text,
+	`sent_at` text,
+	`canceled_at` text,
+	`api_key_id` text,
+	`domain_id` text,
+	`recipient_count` integer,
+	`enqueued` integer NOT NULL,
+	`canceled_count` integer NOT NULL,
+	`fanout_cursor` text,
+	`lease_owner` text,
+	`lease_until` text,
+	`error` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `broadcasts_account` ON `broadcasts` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `broadcasts_status` ON `broadcasts` (`status`,`scheduled_at`);--> statement-breakpoint
+CREATE INDEX `broadcasts_segment` ON `broadcasts` (`account_id`,`segment_id`);--> statement-breakpoint
+CREATE INDEX `broadcasts_template` ON `broadcasts` (`account_id`,`template_id`);--> statement-breakpoint
+CREATE TABLE `agent_actions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`key_id` text NOT NULL,
+	`kind` text NOT NULL,
+	`reason` text NOT NULL,
+	`detail` text NOT NULL,
+	`request` text NOT NULL,
+	`request_hash` text NOT NULL,
+	`status` text NOT NULL,
+	`result` text,
+	`decided_by` text,
+	`decided_at` text,
+	`expires_at` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `agent_actions_account` ON `agent_actions` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `agent_actions_pending` ON `agent_actions` (`key_id`,`request_hash`,`status`);--> statement-breakpoint
+CREATE INDEX `agent_actions_expiry` ON `agent_actions` (`status`,`expires_at`);--> statement-breakpoint
+CREATE TABLE `mcp_sessions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`principal` text NOT NULL,
+	`client_name` text,
+	`protocol_version` text NOT NULL,
+	`created_at` text NOT NULL,
+	`last_used_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `oauth_clients` (
+	`id` text PRIMARY KEY NOT NULL,
+	`name` text NOT NULL,
+	`redirect_uris` text NOT NULL,
+	`client_uri` text,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `oauth_codes` (
+	`code_hash` text PRIMARY KEY NOT NULL,
+	`grant_id` text NOT NULL,
+	`client_id` text NOT NULL,
+	`redirect_uri` text NOT NULL,
+	`code_challenge` text NOT NULL,
+	`expires_at` text NOT NULL,
+	`used_at` text
+);
+--> statement-breakpoint
+CREATE TABLE `oauth_grants` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`client_id` text NOT NULL,
+	`key_id` text NOT NULL,
+	`person_id` text NOT NULL,
+	`permission` text NOT NULL,
+	`created_at` text NOT NULL,
+	`revoked_at` text
+);
+--> statement-breakpoint
+CREATE INDEX `oauth_grants_account` ON `oauth_grants` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `oauth_grants_key` ON `oauth_grants` (`key_id`);--> statement-breakpoint
+CREATE TABLE `oauth_tokens` (
+	`token_hash` text PRIMARY KEY NOT NULL,
+	`grant_id` text NOT NULL,
+	`kind` text NOT NULL,
+	`expires_at` text NOT NULL,
+	`used_at` text,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `oauth_tokens_grant` ON `oauth_tokens` (`grant_id`);

@@ -63,6 +63,24 @@ export interface Config {
   seatLimit?: number
   /** Invitations an account may send per 24 hours. */
   invitesPerDay: number
+  /** Agent controls (see README, "Agent controls and trust"). */
+  controls: ControlSettings
+}
+
+export interface ControlSettings {
+  /** Recipients a batch or broadcast started by a key may reach before a person must approve it; 0 turns approvals off. */
+  approvalThreshold: number
+  /** Hours a pending agent action waits for a decision before it expires. */
+  approvalHours: number
+  /** The loop guard: the same content to the same recipient this many times within the window trips it. */
+  loopGuardRepeats: number
+  loopGuardWindowMinutes: number
+  /** The kill switch: a key is paused when, over its sends of the last window (at least `killSwitchMinSends`), a share passes its percentage. */
+  killSwitchWindowMinutes: number
+  killSwitchMinSends: number
+  killSwitchBouncePercent: number
+  killSwitchComplaintPercent: number
+  killSwitchInvalidPercent: number
 }
 
 export class ConfigError extends Error {}
@@ -157,5 +175,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionHours: int(env, 'MAILROOM_SESSION_HOURS', 12, 1, 24 * 90),
     seatLimit: optionalInt(env, 'MAILROOM_SEAT_LIMIT'),
     invitesPerDay: int(env, 'MAILROOM_INVITE_LIMIT', 50, 1, 100_000),
+    controls: loadControls(env),
+  }
+}
+
+function loadControls(env: Record<string, string | undefined>): ControlSettings {
+  return {
+    approvalThreshold: int(env, 'MAILROOM_APPROVAL_THRESHOLD', 1000, 0, 1_000_000_000),
+    approvalHours: int(env, 'MAILROOM_APPROVAL_HOURS', 24, 1, 24 * 30),
+    loopGuardRepeats: int(env, 'MAILROOM_LOOP_GUARD_REPEATS', 3, 1, 1000),
+    loopGuardWindowMinutes: int(env, 'MAILROOM_LOOP_GUARD_WINDOW_MINUTES', 60, 1, 7 * 24 * 60),
+    killSwitchWindowMinutes: int(env, 'MAILROOM_KILL_SWITCH_WINDOW_MINUTES', 60, 1, 7 * 24 * 60),
+    killSwitchMinSends: int(env, 'MAILROOM_KILL_SWITCH_MIN_SENDS', 20, 1, 1_000_000),
+    killSwitchBouncePercent: int(env, 'MAILROOM_KILL_SWITCH_BOUNCE_PERCENT', 10, 1, 100),
+    killSwitchComplaintPercent: int(env, 'MAILROOM_KILL_SWITCH_COMPLAINT_PERCENT', 2, 1, 100),
+    killSwitchInvalidPercent: int(env, 'MAILROOM_KILL_SWITCH_INVALID_PERCENT', 5, 1, 100),
   }
 }

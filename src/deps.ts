@@ -1,4 +1,5 @@
 import type { Config } from './config'
+import { AppError } from './errors/app-error'
 import { UnitOfWork, type Database, type Db } from './db'
 import type { Clock } from './lib/clock'
 import type { Ids } from './lib/ids'
@@ -37,6 +38,7 @@ export async function inTransaction<T>(root: RootDeps, fn: (deps: Deps) => Promi
     result = await fn({ ...root, db: unit })
   } catch (e) {
     await unit.finish(false)
+    if (e instanceof AppError && e.keep) await root.db.write(e.keep)
     throw e
   }
   await unit.finish(true)

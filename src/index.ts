@@ -2,6 +2,7 @@ import { ensureFirstAccount } from './accounts/service'
 import { buildApp } from './app'
 import { AutomationWorker } from './automations/engine'
 import { openRoot } from './boot'
+import { BroadcastWorker } from './broadcasts/fanout'
 import { ConfigError, loadConfig, type Config } from './config'
 import { LARGE_BODY_LIMIT } from './http/body'
 import { DeliveryWorker } from './delivery/worker'
@@ -31,6 +32,7 @@ async function main() {
   const scheduler = new Scheduler(root).start()
   const worker = new DeliveryWorker(root)
   const automations = new AutomationWorker(root)
+  const broadcasts = new BroadcastWorker(root)
   const dispatcher = new WebhookDispatcher(root)
   const runtime: Runtime = { startedAt: scheduler.startedAt, jobs: () => scheduler.jobs(), delivering: () => worker.running, dispatching: () => dispatcher.running }
   const app = buildApp(root, runtime)
@@ -39,6 +41,7 @@ async function main() {
   if (!process.env.MAILROOM_BASE_URL && config.port === 0) config.baseUrl = `http://localhost:${server.server?.port}`
   worker.start()
   automations.start()
+  broadcasts.start()
   dispatcher.start()
   // Inbound SMTP after the HTTP server; a port already taken leaves the API up and /status degraded.
   let smtp: InboundListener | undefined
@@ -64,6 +67,8 @@ async function main() {
     // Messages already handed to a mail server finish; every other lease goes back for the next start.
     // The step in progress commits (or not at all); waiting runs resume from their rows at the next start.
     await automations.stop().catch((e) => root.log.error('automation worker did not stop cleanly', { error: (e as Error).message }))
+    // The chunk in progress commits; the fan-out resumes from its cursor at the next start.
+    await broadcasts.stop().catch((e) => root.log.error('broadcast worker did not stop cleanly', { error: (e as Error).message }))
     await worker.stop().catch((e) => root.log.error('delivery worker did not stop cleanly', { error: (e as Error).message }))
     // Webhook requests in flight finish and are recorded; undelivered events wait in the outbox for the next start.
     await dispatcher.stop().catch((e) => root.log.error('webhook dispatcher did not stop cleanly', { error: (e as Error).message }))

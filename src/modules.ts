@@ -1,7 +1,9 @@
 import type { Elysia } from 'elysia'
 import { accountRoutes, signUpRoutes } from './accounts/routes'
+import { agentActionRoutes } from './agent-actions/routes'
 import { apiKeyRoutes, keyLimitRoutes } from './api-keys/routes'
 import { auditRoutes } from './audit/routes'
+import { broadcastRoutes } from './broadcasts/routes'
 import { automationRoutes } from './automations/routes'
 import { contactImportRoutes } from './contact-imports/routes'
 import { contactPropertyRoutes } from './contact-properties/routes'
@@ -13,8 +15,10 @@ import { domainRoutes } from './domains/routes'
 import type { Platform } from './http/platform'
 import { logRoutes } from './logs/routes'
 import { metricsRoutes } from './metrics/routes'
+import { oauthRoutes } from './oauth/routes'
 import { receivingRoutes } from './receiving/routes'
 import { sessionRoutes } from './sessions/routes'
+import { audienceRoutes, segmentRoutes } from './segments/routes'
 import { suppressionRoutes } from './suppressions/routes'
 import { inviteRoutes, teamRoutes } from './team/routes'
 import { templateRoutes } from './templates/routes'
@@ -23,4 +27,4 @@ import { trackingRoutes } from './tracking/routes'
 import { webhookRoutes } from './webhooks/routes'
 
 /** Every resource group's routes, in mount order. Adding a group is one line here. */
-export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes, topicRoutes, contactImportRoutes, contactRoutes, audienceContactRoutes, segmentContactRoutes, contactPropertyRoutes, resubscribePageRoutes, suppressionRoutes, domainRoutes, receivingRoutes, emailRoutes, trackingRoutes, eventRoutes, auditRoutes, logRoutes, templateRoutes, metricsRoutes, webhookRoutes, signUpRoutes, accountRoutes, sessionRoutes, teamRoutes, inviteRoutes, automationRoutes]
+export const MODULES: ((platform: Platform) => Elysia<any, any, any, any, any, any, any>)[] = [apiKeyRoutes, keyLimitRoutes, topicRoutes, contactImportRoutes, contactRoutes, audienceContactRoutes, segmentContactRoutes, segmentRoutes, audienceRoutes, contactPropertyRoutes, resubscribePageRoutes, suppressionRoutes, domainRoutes, receivingRoutes, emailRoutes, trackingRoutes, eventRoutes, auditRoutes, logRoutes, templateRoutes, metricsRoutes, webhookRoutes, signUpRoutes, accountRoutes, sessionRoutes, teamRoutes, inviteRoutes, automationRoutes, broadcastRoutes, oauthRoutes, agentActionRoutes]

@@ -186,7 +186,9 @@ describe('API keys: rules', () => {
     expect((await h.call('PATCH', `/limits/keys/${k.id}`, { key: k.token, body: { budget_per_period: 50, rate_ceiling_per_minute: 30 } })).status).toBe(200)
     for (const body of [{ budget_per_period: 51 }, { budget_per_period: null }, { rate_ceiling_per_minute: 31 }, { rate_ceiling_per_minute: null }]) {
       const r = await h.call('PATCH', `/limits/keys/${k.id}`, { key: k.token, body })
-      expectError(r, 'human_action_required', 403)
+      // Held for a person: GET /agent-actions lists it (test/agent-actions.test.ts approves one).
+      expectError(r, 'approval_required', 403)
+      expect(r.body.agent_action_id).toEqual(expect.any(String))
     }
     // Another full_access key may raise it.
     expect((await h.call('PATCH', `/limits/keys/${k.id}`, { body: { budget_per_period: 500 } })).body.budget_per_period).toBe(500)

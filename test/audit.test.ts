@@ -10,11 +10,15 @@ import { iso } from '../src/lib/clock'
 import { insertDomain, insertEmail } from './support/delivery-fixtures'
 import { startDnsServer, type TestDnsServer } from './support/dns-server'
 import { guardScenarios } from './support/guards'
+import { asCookie, person } from './support/people'
 import { expectError, harness, type Harness } from './support/harness'
 import { smtpClient, verifiedDomain } from './support/inbound'
 import { scenarios } from './support/scenarios'
+import { startSmtpSink } from './support/smtp-sink'
 
 const missing = '01890000-0000-7000-8000-000000000000'
+const byKey = (keyId: string) => ({ kind: 'key', key_id: keyId, person_id: null, session_id: null })
+const SYSTEM = { kind: 'system', key_id: null, person_id: null, session_id: null }
 
 const makeTopic = async (h: Harness, name = 'News') => {
   const r = await h.call('POST', '/topics', { body: { name, default_subscription: 'opt_in' } })
@@ -26,9 +30,9 @@ const ownerKeyId = async (h: Harness) => (await h.call('GET', '/api-keys')).body
 const listed = async (h: Harness, query: Record<string, string> = {}) => {
   const r = await h.call('GET', '/audit', { query })
   expect(r.status, JSON.stringify(r.body)).toBe(200)
-  return r.body.data as { id: string; resource: string; resource_id: string; action: string; actor: { kind: string; key_id: string | null } }[]
+  return r.body.data as { id: string; resource: string; resource_id: string; action: string; actor: { kind: string; key_id: string | null; person_id: string | null; session_id: string | null } }[]
 }
-const detail = async (h: Harness, id: string) => (await h.call('GET', `/audit/${id}`)).body as { action: string; actor: { kind: string; key_id: string | null }; before: any; after: any }
+const detail = async (h: Harness, id: string) => (await h.call('GET', `/audit/${id}`)).body as { action: string; actor: { kind: string; key_id: string | null; person_id: string | null; session_id: string | null }; before: any; after: any }
 /** The one entry for a resource and action, in full. */
 const entryFor = async (h: Harness, resource: string, action: string, resourceId?: string) => {
   const found = await listed(h, { resource, action, ...(resourceId ? { resource_id: resourceId } : {}) })
@@ -64,7 +68,7 @@ describe('Audit: scenarios', () => {
           resource: 'contact',
           resource_id: c.contact.id,
           action: 'created',
-          actor: { kind: 'key', key_id: await ownerKeyId(h) },
+          actor: byKey(await ownerKeyId(h)),
           created_at: '2026-03-02T10:02:00.000Z',
         })
       },
@@ -98,8 +102,8 @@ describe('Audit: scenarios', () => {
       status: 200,
       check: async (r, other, h) => {
         expect(r.body.data).toHaveLength(2)
-        expect((await listed(h, { key_id: other.id })).map((e) => e.actor)).toEqual([{ kind: 'key', key_id: other.id }])
-        expect((await listed(h, { actor: 'system' })).map((e) => [e.resource, e.actor])).toEqual([['domain', { kind: 'system', key_id: null }]])
+        expect((await listed(h, { key_id: other.id })).map((e) => e.actor)).toEqual([byKey(other.id)])
+        expect((await listed(h, { actor: 'system' })).map((e) => [e.resource, e.actor])).toEqual([['domain', SYSTEM]])
       },
     },
     {
@@ -225,7 +229,7 @@ describe('Audit: what the services record', () => {
     expect(found.map((e) => e.action)).toEqual(['deleted', 'rotated', 'created'])
     const owner = await ownerKeyId(h)
     const [deleted, rotation, created] = await Promise.all(found.map((e) => detail(h, e.id)))
-    for (const e of [deleted, rotation, created]) expect(e.actor).toEqual({ kind: 'key', key_id: owner })
+    for (const e of [deleted, rotation, created]) expect(e.actor).toEqual(byKey(owner))
     expect(created.before).toBeNull()
     expect(created.after).toMatchObject({ object: 'api_key', id: made.body.id, name: 'ci', permission: 'sending_access', token_prefix: made.body.token_prefix, rotated_at: null })
     expect(rotation.before).toMatchObject({ token_prefix: made.body.token_prefix, rotated_at: null })
@@ -259,6 +263,14 @@ describe('Audit: what the services record', () => {
     expect(await entryFor(h, 'contact', 'deleted', c.id)).toMatchObject({ before: { email: 'grace@example.com' }, after: null })
   })
 
+  test('a change in a console session names the person and the session', async () => {
+    const p = await person(h, { role: 'admin' })
+    const t = await h.call('POST', '/topics', { ...asCookie(p.cookie), body: { name: 'From the console', default_subscription: 'opt_in' } })
+    expect(t.status, JSON.stringify(t.body)).toBe(201)
+    expect((await entryFor(h, 'topic', 'created', t.body.id)).actor).toEqual({ kind: 'session', key_id: null, person_id: p.id, session_id: p.sessionId })
+    expect((await listed(h, { actor: 'session' })).map((e) => e.resource_id)).toContain(t.body.id)
+  })
+
   test('suppressions added and cleared by hand', async () => {
     const s = (await h.call('POST', '/suppressions', { body: { email: 'typo@example.com' } })).body
     await h.call('DELETE', `/suppressions/${s.id}`)
@@ -282,17 +294,16 @@ describe('Audit: what the services record', () => {
   })
 
   test('a recipient’s one-click unsubscribe from a broadcast: contact and suppression changed by the system', async () => {
-    const domain = (await h.call('GET', '/domains')).body.data[0]
-    const { email } = await insertEmail(h.root, { accountId: h.accountId, domain: { ...domain, name: domain.name } as never, to: ['eve@customer.test'], priority: 'bulk' })
+    const domain = await insertDomain(h.root, h.accountId, 'audit-news.test')
+    const { email } = await insertEmail(h.root, { accountId: h.accountId, domain, to: ['eve@customer.test'], priority: 'bulk' })
     await h.root.db.write((tx) => tx.update(emails).set({ broadcastId: 'b-1' }).where(eq(emails.id, email.id)))
     const res = await h.app.handle(new Request(`http://mailroom.test/unsubscribe/${unsubscribeToken(h.root.secret, email.id, 'eve@customer.test')}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' }))
     expect(res.status).toBe(200)
     const contact = (await h.call('GET', '/contacts/eve@customer.test')).body
     const suppression = (await h.call('GET', '/suppressions/eve@customer.test')).body
-    const system = { kind: 'system', key_id: null }
-    expect(await entryFor(h, 'contact', 'created', contact.id)).toMatchObject({ actor: system, after: { email: 'eve@customer.test', unsubscribed: false } })
-    expect(await entryFor(h, 'contact', 'updated', contact.id)).toMatchObject({ actor: system, before: { unsubscribed: false }, after: { unsubscribed: true } })
-    expect(await entryFor(h, 'suppression', 'created', suppression.id)).toMatchObject({ actor: system, after: { reason: 'unsubscribe', source_email_id: email.id } })
+    expect(await entryFor(h, 'contact', 'created', contact.id)).toMatchObject({ actor: SYSTEM, after: { email: 'eve@customer.test', unsubscribed: false } })
+    expect(await entryFor(h, 'contact', 'updated', contact.id)).toMatchObject({ actor: SYSTEM, before: { unsubscribed: false }, after: { unsubscribed: true } })
+    expect(await entryFor(h, 'suppression', 'created', suppression.id)).toMatchObject({ actor: SYSTEM, after: { reason: 'unsubscribe', source_email_id: email.id } })
   })
 })
 
@@ -330,7 +341,7 @@ describe('Audit: domains, verification by the re-check job, and bounces', () => 
     h.clock.advance(5 * 60_000)
     await h.scheduler.runNow('recheck-domains')
     const e = await entryFor(h, 'domain', 'verified', d.id)
-    expect(e.actor).toEqual({ kind: 'system', key_id: null })
+    expect(e.actor).toEqual(SYSTEM)
     expect(e.before).toMatchObject({ id: d.id, status: 'pending' })
     expect(e.after).toMatchObject({ id: d.id, status: 'verified', verified_at: iso(h.clock.now()) })
     // A later check that changes nothing a person would see is not an entry.
@@ -373,7 +384,29 @@ describe('Audit: domains, verification by the re-check job, and bounces', () => 
     const suppression = (await h.call('GET', '/suppressions/ghost@gmail-user.test')).body
     expect(suppression).toMatchObject({ reason: 'bounce', source_email_id: sent.body.id })
     const e = await entryFor(h, 'suppression', 'created', suppression.id)
-    expect(e).toMatchObject({ actor: { kind: 'system', key_id: null }, before: null, after: { email: 'ghost@gmail-user.test', reason: 'bounce', source_email_id: sent.body.id } })
+    expect(e).toMatchObject({ actor: SYSTEM, before: null, after: { email: 'ghost@gmail-user.test', reason: 'bounce', source_email_id: sent.body.id } })
+  })
+})
+
+describe('Audit: a bounce at delivery', () => {
+  test('a 5xx at RCPT TO suppresses the address as the system', async () => {
+    const sink = await startSmtpSink({ auth: { user: 'mailroom', pass: 's3cret' } })
+    const h = await harness({ MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: sink.url(), MAILROOM_HOSTNAME: 'mx.mailroom.test' })
+    try {
+      sink.failAddress('nobody@example.net', '550 5.1.1 <nobody@example.net>: Recipient address rejected: User unknown')
+      const domain = await insertDomain(h.root, h.accountId)
+      const { email } = await insertEmail(h.root, { accountId: h.accountId, domain, to: ['nobody@example.net'] })
+      await h.worker.runOnce()
+      const suppression = (await h.call('GET', '/suppressions/nobody@example.net')).body
+      expect(await entryFor(h, 'suppression', 'created', suppression.id)).toMatchObject({
+        actor: SYSTEM,
+        before: null,
+        after: { email: 'nobody@example.net', reason: 'bounce', source_email_id: email.id },
+      })
+    } finally {
+      await h.close()
+      await sink.close()
+    }
   })
 })
 

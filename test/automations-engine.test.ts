@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { simpleParser } from 'mailparser'
 import { AutomationWorker } from '../src/automations/engine'
-import { automationRuns, contacts, emails, segmentContacts, segments } from '../src/db/tables'
+import { automationRuns, contacts, emails, segmentContacts } from '../src/db/tables'
 import { DAY, iso } from '../src/lib/clock'
 import { automation, contact, defineEvent, publishedTemplate, runFor, runsOf, sendEvent, trail } from './support/automations'
 import { verifiedDomain } from './support/emails'
@@ -306,8 +306,7 @@ describe('the engine', () => {
       steps: steps('mailroom:contact.created', { key: 'mark', type: 'contact_update', config: { properties: { welcomed: true } } }),
     })
     const topic = (await h.call('POST', '/topics', { body: { name: 'Product news', default_subscription: 'opt_out' } })).body.id as string
-    const segmentId = h.root.ids.uuid()
-    await h.root.db.write((tx) => tx.insert(segments).values({ id: segmentId, accountId: h.accountId, name: 'Lapsed', createdAt: iso(h.clock.now()), updatedAt: iso(h.clock.now()) }))
+    const segmentId = (await h.call('POST', '/segments', { body: { name: 'Lapsed' } })).body.id as string
     const optedOut = await automation(h.call, {
       name: 'Opted out of news',
       status: 'enabled',

@@ -59,6 +59,14 @@ async function made(h: Harness, over: Record<string, unknown> = {}) {
   return { ...b, a: await automation(h.call, welcome(b, over)) }
 }
 
+/** A static segment an automation adds contacts to. */
+async function segmentInUse(h: Harness) {
+  await base(h)
+  const seg = (await h.call('POST', '/segments', { body: { name: 'Onboarded' } })).body as { id: string }
+  const a = await automation(h.call, withStep({ key: 'join', type: 'add_to_segment', config: { segment_id: seg.id } }))
+  return { seg, a }
+}
+
 const othersAutomation = async (h: Harness) => {
   const o = await h.otherAccount()
   await defineEvent((m, p, opts = {}) => h.call(m, p, { ...opts, key: o.token }), 'theirs')
@@ -153,6 +161,11 @@ describe('Automations: scenarios', () => {
     { name: 'refuses a topic that does not exist', method: 'POST', path: '/automations', setup: base,
       body: (b: Base) => withStep({ key: 'mail', type: 'send_email', config: { template: { id: b.tpl.id }, topic_id: missing } }), status: 404, code: 'not_found' },
     { name: 'refuses a segment that does not exist', method: 'POST', path: '/automations', setup: base, body: withStep({ key: 's', type: 'add_to_segment', config: { segment_id: missing } }), status: 404, code: 'not_found' },
+    { name: 'refuses adding to a segment chosen by rules', method: 'POST', path: '/automations', setup: async (h) => {
+      await base(h)
+      return (await h.call('POST', '/segments', { body: { name: 'Unsubscribed', rules: [{ field: 'unsubscribed', value: true }] } })).body
+    }, body: (seg: { id: string }) => withStep({ key: 's', type: 'add_to_segment', config: { segment_id: seg.id } }), status: 422, code: 'invalid_parameter',
+      check: (r) => expect(r.body.message).toContain('chosen by rules') },
     { name: 'refuses a contact update that changes nothing', method: 'POST', path: '/automations', setup: base, body: withStep({ key: 'u', type: 'contact_update', config: {} }), status: 422, code: 'invalid_parameter' },
     { name: 'refuses a property the account does not define', method: 'POST', path: '/automations', setup: base, body: withStep({ key: 'u', type: 'contact_update', config: { properties: { shoe_size: 44 } } }), status: 400, code: 'validation_error' },
     { name: 'refuses a webhook URL that is not https', method: 'POST', path: '/automations', setup: base, body: withStep({ key: 'w', type: 'webhook', config: { url: 'http://hooks.example.com/' } }), status: 422, code: 'invalid_parameter' },
@@ -354,6 +367,9 @@ describe('Automations: scenarios', () => {
     { name: 'deletes an event only a disabled automation names', method: 'DELETE', path: '/events/user.signed_up', setup: made, status: 200 },
     { name: 'refuses to rename an event an enabled automation triggers on', method: 'PATCH', path: '/events/user.signed_up', setup: (h) => made(h, { status: 'enabled' }), body: { name: 'user.registered' }, status: 409, code: 'event_in_use' },
     { name: 'changes the schema of an event an enabled automation triggers on', method: 'PATCH', path: '/events/user.signed_up', setup: (h) => made(h, { status: 'enabled' }), body: { schema: { plan: 'string', seats: 'number' } }, status: 200 },
+    { name: 'refuses to delete a segment an automation adds contacts to', method: 'DELETE', setup: segmentInUse, path: (c) => `/segments/${c.seg.id}`, status: 409, code: 'segment_in_use',
+      check: (r, c) => expect(r.body.message).toContain(`automation ${c.a.id}`) },
+    { name: 'refuses to delete, as an audience, a segment an automation adds contacts to', method: 'DELETE', setup: segmentInUse, path: (c) => `/audiences/${c.seg.id}`, status: 409, code: 'segment_in_use' },
     { name: 'refuses to delete a template an automation sends', method: 'DELETE', setup: made, path: (c) => `/templates/${c.tpl.id}`, status: 409, code: 'template_in_use',
       check: (r, c) => expect(r.body.message).toContain(`automation ${c.a.id}`) },
     { name: 'refuses to delete a template a run in progress still needs, after its automation stopped naming it', method: 'DELETE', setup: async (h) => {

@@ -2,8 +2,11 @@ import { describe, expect, test } from 'bun:test'
 import { requestLogs } from '../src/db/tables'
 import { iso, ManualClock } from '../src/lib/clock'
 import { uuidV7 } from '../src/lib/ids'
+import { setState } from '../src/http/state'
 import { purgeRequestLogs, RequestLog, type LogEntry } from '../src/logs/buffer'
+import { captureRequest } from '../src/logs/capture'
 import { guardScenarios } from './support/guards'
+import { asCookie, person } from './support/people'
 import { harness, silentLog, type Harness, type Reply } from './support/harness'
 import { scenarios } from './support/scenarios'
 
@@ -78,7 +81,7 @@ describe('Logs: scenarios', () => {
     { name: 'filters by path prefix', method: 'GET', path: '/logs', setup: traffic, query: { path_prefix: '/topics/' }, status: 200, check: (r) => expect(r.body.data.map((l: any) => l.response_status)).toEqual([404]) },
     { name: 'filters by status', method: 'GET', path: '/logs', setup: traffic, query: { status: '201' }, status: 200, check: (r) => expect(r.body.data.map((l: any) => l.response_status)).toEqual([201]) },
     { name: 'filters by status class', method: 'GET', path: '/logs', setup: traffic, query: { status: '2xx' }, status: 200, check: (r) => expect(r.body.data.map((l: any) => l.response_status)).toEqual([200, 201]) },
-    { name: 'filters by key', method: 'GET', path: '/logs', setup: traffic, query: undefined, status: 200, check: async (_r, t, h) => expect((await logs(h, { key_id: t.other.id })).map((l) => l.endpoint)).toEqual(['/topics']) },
+    { name: 'filters by key', method: 'GET', setup: traffic, path: (t) => `/logs?key_id=${t.other.id}`, status: 200, check: (r) => expect(r.body.data.map((l: any) => [l.method, l.endpoint])).toEqual([['GET', '/topics']]) },
     { name: 'filters by error code', method: 'GET', path: '/logs', setup: traffic, query: { error_code: 'not_found' }, status: 200, check: (r, t) => expect(r.body.data.map((l: any) => l.id)).toEqual([requestId(t.notFound)]) },
     {
       name: 'filters by date range',
@@ -229,6 +232,18 @@ describe('Logs: what is recorded', () => {
     }
   })
 
+  test('a console session’s request is logged under its account, with no key and its cookie redacted', async () => {
+    const h = await harness()
+    try {
+      const p = await person(h)
+      const r = await h.call('GET', '/topics', asCookie(p.cookie))
+      expect(r.status).toBe(200)
+      expect(await logOf(h, r)).toMatchObject({ key_id: null, response_status: 200, request_headers: { cookie: '[redacted]' } })
+    } finally {
+      await h.close()
+    }
+  })
+
   test('public pages and requests that name no account are not logged', async () => {
     const h = await harness()
     try {
@@ -275,6 +290,20 @@ describe('Logs: what is recorded', () => {
       expect(again.headers.get('idempotent-replayed')).toBe('true')
       const l = await logOf(h, again)
       expect(l).toMatchObject({ response_status: 201, error_code: null, response_body: { id: first.body.id, name: 'Once' } })
+    } finally {
+      await h.close()
+    }
+  })
+
+  test('an entry that cannot be made is logged as a failure, never thrown after the reply', async () => {
+    const h = await harness()
+    try {
+      const request = new Request('http://localhost/topics', { method: 'POST' })
+      setState(request, { id: h.root.ids.uuid(), start: performance.now(), address: 'local', level: 'full', caller: { accountId: h.accountId, keyId: null } })
+      const before = silentLog.errors.length
+      expect(() => captureRequest(h.root, { request, path: '/topics', set: { status: 201 }, body: { n: 1n } })).not.toThrow()
+      expect(silentLog.errors.slice(before)).toEqual([expect.stringContaining('request log entry failed')])
+      expect(await logs(h)).toEqual([])
     } finally {
       await h.close()
     }

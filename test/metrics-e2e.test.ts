@@ -4,39 +4,18 @@
 // match what was done and what the event record holds.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import type { InboundListener } from '../src/inbound/server'
 import { clickToken, openToken } from '../src/tracking/links'
-import { startDnsServer, type TestDnsServer } from './support/dns-server'
-import { harness, type Harness } from './support/harness'
-import { verifiedDomain } from './support/inbound'
+import type { Harness } from './support/harness'
+import { mxLoopback, until } from './support/inbound'
 
-let dns: TestDnsServer
+let loop: Awaited<ReturnType<typeof mxLoopback>>
 let h: Harness
-let smtp: InboundListener
 
 beforeAll(async () => {
-  dns = await startDnsServer()
-  h = await harness({ MAILROOM_DNS_SERVERS: dns.address, MAILROOM_HOSTNAME: 'mx.mailroom.test', MAILROOM_DELIVERY: 'mx' })
-  smtp = await h.listen()
-  h.config.mxPort = smtp.port
-  dns.set('mx.mailroom.test', 'A', ['127.0.0.1'])
-  await verifiedDomain(h, dns, 'shop.test')
-  await verifiedDomain(h, dns, 'support.test')
+  loop = await mxLoopback(['shop.test', 'support.test'])
+  h = loop.h
 })
-afterAll(async () => {
-  await h.close()
-  await dns.close()
-})
-
-async function until<T>(fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error('timed out')
-    await Bun.sleep(50)
-  }
-}
+afterAll(() => loop.close())
 
 test('delivered over SMTP, received, opened, clicked and simulated mail is counted as it happened', async () => {
   const send = async (from: string, to: string) => {

@@ -4,7 +4,7 @@
 // switch of the legacy form to GET /metrics.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
-import { apiKeys, emails, metricRollups } from '../src/db/tables'
+import { apiKeys, emails, metricCounts, metricSeries } from '../src/db/tables'
 import { pauseKey } from '../src/api-keys/service'
 import { expectError, harness, type Harness } from './support/harness'
 import { message, sent, verifiedDomain } from './support/emails'
@@ -271,18 +271,29 @@ describe('rollups', () => {
     }
   })
 
-  test('each event is counted in its quarter-hour, hour and day at three levels of detail, one row per distinct key; queued events are not', async () => {
+  test('each event is counted in its quarter-hour, hour and day, in one series per level of detail; queued events are not', async () => {
     const h = await harness()
     try {
       await verifiedDomain(h, 'acme.dev')
       const agent = await h.key({ name: 'agent' })
       const a = await sent(h, message(), agent.token)
       await h.root.db.write((tx) => tx.update(emails).set({ broadcastId: BROADCAST }).where(eq(emails.id, a)))
-      expect(await h.root.db.q.select().from(metricRollups)).toEqual([])
+      expect([await h.root.db.q.select().from(metricSeries), await h.root.db.q.select().from(metricCounts)]).toEqual([[], []])
       await record(h, [a, 'sent', '2026-03-02T10:20:00.000Z'], [a, 'delivered', '2026-03-02T10:25:00.000Z'], [a, 'delivery_delayed', '2026-03-02T10:50:00.000Z'])
-      const rows = await h.root.db.q.select().from(metricRollups)
-      const at = (m: number) => new Date(m * 60_000).toISOString().slice(11, 16)
-      expect(rows.map((r) => [r.level, r.grain, at(r.bucket), r.sent, r.delivered, r.delivery_delayed]).sort()).toEqual(
+      const series = await h.root.db.q.select().from(metricSeries)
+      expect(series.map((s) => [s.level, s.simulator, s.domain, s.apiKeyId, s.broadcastId])).toEqual([
+        [0, false, '', '', ''],
+        [1, false, 'acme.dev', agent.id, ''],
+        [2, false, 'acme.dev', '', BROADCAST],
+      ])
+      // An id is series * 2^31 + grain * 2^29 + the bucket's number in its grain's units.
+      const minutes = [15, 60, 1440]
+      const rows = (await h.root.db.q.select().from(metricCounts)).map((r) => {
+        const grain = Math.floor((r.id % 2 ** 31) / 2 ** 29)
+        const start = new Date((r.id % 2 ** 29) * minutes[grain] * 60_000).toISOString()
+        return [series.findIndex((s) => s.id === Math.floor(r.id / 2 ** 31)), minutes[grain], start.slice(11, 16), r.sent, r.delivered, r.delivery_delayed]
+      })
+      expect(rows.sort()).toEqual(
         [0, 1, 2].flatMap((level) => [
           [level, 1440, '00:00', 1, 1, 1],
           [level, 15, '10:15', 1, 1, 0],
@@ -290,8 +301,9 @@ describe('rollups', () => {
           [level, 60, '10:00', 1, 1, 1],
         ]),
       )
-      const dims = (level: number) => rows.filter((r) => r.level === level).map((r) => [r.simulator, r.domain, r.apiKeyId, r.broadcastId])[0]
-      expect([dims(0), dims(1), dims(2)]).toEqual([[false, '', '', ''], [false, 'acme.dev', agent.id, ''], [false, 'acme.dev', '', BROADCAST]])
+      // More events of the same series and buckets add to the same rows.
+      await record(h, [a, 'opened', '2026-03-02T10:55:00.000Z'])
+      expect([(await h.root.db.q.select().from(metricSeries)).length, (await h.root.db.q.select().from(metricCounts)).length]).toEqual([3, 12])
     } finally {
       await h.close()
     }
@@ -310,7 +322,7 @@ describe('errors', () => {
   }
   const spent = (path: string) => async (h: Harness) => void (await h.call('GET', path))
   const broken = async (h: Harness) => {
-    await h.root.db.execute('drop table metric_rollups')
+    await h.root.db.execute('drop table metric_counts')
   }
 
   scenarios([
@@ -331,7 +343,7 @@ describe('errors', () => {
     { name: 'refuses a paused key', method: 'GET', path: '/metrics', setup: paused, status: 403, code: 'kill_switch_active' },
     { name: 'refuses past the key’s own ceiling', method: 'GET', path: '/metrics', setup: ceiling('/metrics'), status: 429, code: 'rate_ceiling_exceeded' },
     { name: 'refuses past the deployment’s rate', method: 'GET', path: '/metrics', env: { MAILROOM_RATE_LIMIT: '1' }, setup: spent('/metrics'), status: 429, code: 'rate_limit_exceeded' },
-    { name: 'answers 500 without details when storage fails unexpectedly', method: 'GET', path: '/metrics', setup: broken, status: 500, code: 'internal_server_error', check: (r) => expect(JSON.stringify(r.body)).not.toContain('metric_rollups') },
+    { name: 'answers 500 without details when storage fails unexpectedly', method: 'GET', path: '/metrics', setup: broken, status: 500, code: 'internal_server_error', check: (r) => expect(JSON.stringify(r.body)).not.toContain('metric_counts') },
 
     // GET /emails/metrics
     { name: 'refuses email and broadcast dimensions together', method: 'GET', path: '/emails/metrics', query: { dimensions: 'email,broadcast', email_id: ids(1) }, status: 422, code: 'invalid_parameter' },

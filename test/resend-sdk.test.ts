@@ -1,6 +1,7 @@
 // The official Resend SDK (npm `resend`), pointed at Mailroom over real HTTP, must work unchanged.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Resend } from 'resend'
+import { fanOut } from './support/broadcasts'
 import { makeSegment } from './support/contact-fixtures'
 import { harness, type Harness } from './support/harness'
 
@@ -110,6 +111,46 @@ describe('resend SDK 6.38 against Mailroom', () => {
     expect((await resend.contactProperties.remove(prop.data!.id)).data).toMatchObject({ object: 'contact_property', deleted: true })
   })
 
+  test('segments and audiences (the SDK’s alias of segments): create, get, list, update, members, remove', async () => {
+    const made = await resend.segments.create({ name: 'Newsletter' })
+    expect(made.error).toBeNull()
+    expect(made.data).toMatchObject({ object: 'segment', name: 'Newsletter' })
+    const id = made.data!.id
+    expect((await resend.segments.get(id)).data).toMatchObject({ object: 'segment', id, name: 'Newsletter', created_at: expect.any(String) })
+    expect((await resend.segments.update(id, { name: 'Weekly newsletter' })).data).toMatchObject({ object: 'segment', id })
+    const viaAudiences = await resend.audiences.get(id)
+    expect(viaAudiences.data).toMatchObject({ id, name: 'Weekly newsletter' })
+    const second = await resend.audiences.create({ name: 'Acme people', rules: [{ field: 'email', op: 'ends_with', value: '@acme.dev' }] } as never)
+    expect(second.error).toBeNull()
+    const listed = await resend.audiences.list({ limit: 1 })
+    expect(listed.data).toMatchObject({ object: 'list', has_more: true, data: [expect.objectContaining({ id: second.data!.id, name: 'Acme people' })] })
+    const rest = await resend.segments.list({ limit: 1, after: second.data!.id })
+    expect(rest.data?.data.map((x) => x.id)).toEqual([id])
+    // A rule segment's members are the contacts matching it.
+    await resend.contacts.create({ email: 'ada@acme.dev' })
+    await resend.contacts.create({ email: 'bob@other.dev' })
+    expect((await resend.contacts.list({ segmentId: second.data!.id })).data?.data.map((c) => c.email)).toEqual(['ada@acme.dev'])
+    const handPicked = await resend.contacts.segments.add({ email: 'bob@other.dev', segmentId: second.data!.id })
+    expect(handPicked.error).toMatchObject({ statusCode: 422, name: 'validation_error', code: 'invalid_parameter' })
+    const unknownRule = await resend.segments.create({ name: 'x', rules: [{ field: 'property', key: 'plan', op: 'eq', value: 'pro' }] } as never)
+    expect(unknownRule.error).toMatchObject({ statusCode: 422, code: 'invalid_parameter' })
+    expect((await resend.segments.remove(id)).data).toEqual({ object: 'segment', id, deleted: true })
+    expect((await resend.audiences.remove(second.data!.id)).error).toBeNull()
+    expect((await resend.segments.get(id)).error).toMatchObject({ statusCode: 404, name: 'not_found' })
+    for (const c of ['ada@acme.dev', 'bob@other.dev']) await resend.contacts.remove({ email: c })
+
+    // Resend's older /audiences routes, as a plain HTTP client calls them.
+    const base = `http://127.0.0.1:${server.port}`
+    const headers = { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' }
+    const created = await fetch(`${base}/audiences`, { method: 'POST', headers, body: JSON.stringify({ name: 'Registered Users' }) })
+    expect(created.status).toBe(201)
+    const audience = (await created.json()) as { id: string }
+    expect(audience).toMatchObject({ object: 'audience', name: 'Registered Users' })
+    expect(await (await fetch(`${base}/audiences/${audience.id}`, { headers })).json()).toMatchObject({ object: 'audience', id: audience.id })
+    expect(await (await fetch(`${base}/audiences`, { headers })).json()).toMatchObject({ object: 'list', data: expect.arrayContaining([{ object: 'audience', id: audience.id, name: 'Registered Users', created_at: expect.any(String) }]) })
+    expect(await (await fetch(`${base}/audiences/${audience.id}`, { method: 'DELETE', headers })).json()).toEqual({ object: 'audience', id: audience.id, deleted: true })
+  })
+
   test('domains: create, get, list, verify, remove', async () => {
     const d = await resend.domains.create({ name: 'sdk-example.com' })
     expect(d.data).toMatchObject({ name: 'sdk-example.com', records: expect.any(Array) })
@@ -136,5 +177,35 @@ describe('resend SDK 6.38 against Mailroom', () => {
     expect(refused.error).toMatchObject({ statusCode: 422, code: 'template_not_published' })
     expect((await resend.templates.remove(id)).data).toEqual({ object: 'template', id, deleted: true })
     expect((await resend.templates.get(id)).error).toMatchObject({ statusCode: 404 })
+  })
+
+  test('broadcasts: create, get, list, update, send with a schedule in words, cancel, duplicate, send now, recipients, clicked links, remove', async () => {
+    const segment = await resend.segments.create({ name: 'Broadcast readers' })
+    for (const email of ['delivered+sdk1@resend.dev', 'delivered+sdk2@resend.dev']) expect((await resend.contacts.create({ email, segments: [{ id: segment.data!.id }] } as never)).error).toBeNull()
+    const made = await resend.broadcasts.create({ segmentId: segment.data!.id, from: 'Acme <news@acme.dev>', subject: 'Hello {{{FIRST_NAME|there}}}', html: '<p>News</p>', name: 'SDK' })
+    expect(made.error).toBeNull()
+    const id = made.data!.id
+    expect((await resend.broadcasts.get(id)).data).toMatchObject({ object: 'broadcast', id, name: 'SDK', status: 'draft', segment_id: segment.data!.id, audience_id: segment.data!.id, html: '<p>News</p>' })
+    expect((await resend.broadcasts.list()).data?.data.map((b) => b.id)).toContain(id)
+    expect((await resend.broadcasts.update(id, { subject: 'News for {{{FIRST_NAME|you}}}', replyTo: ['help@acme.dev'], previewText: 'Inside' })).data).toMatchObject({ id, reply_to: ['help@acme.dev'], preview_text: 'Inside' })
+    const scheduled = await resend.broadcasts.send(id, { scheduledAt: 'in 1 hour' })
+    expect(scheduled.data).toMatchObject({ id, status: 'scheduled', recipient_count: 2 })
+    expect((await resend.broadcasts.cancel(id)).data).toMatchObject({ object: 'broadcast', id, status: 'canceled' })
+    const copy = await resend.broadcasts.duplicate(id)
+    expect(copy.data).toMatchObject({ object: 'broadcast', name: 'SDK (copy)', status: 'draft' })
+    const now = await resend.broadcasts.send(copy.data!.id)
+    expect(now.data).toMatchObject({ id: copy.data!.id, status: 'queued', recipient_count: 2 })
+    await fanOut(h)
+    await h.worker.runOnce()
+    const sent = await resend.broadcasts.recipients(copy.data!.id, { type: 'sent' })
+    expect(sent.data).toMatchObject({ object: 'list', has_more: false })
+    expect(sent.data?.data.map((r) => r.email).sort()).toEqual(['delivered+sdk1@resend.dev', 'delivered+sdk2@resend.dev'])
+    expect((await resend.broadcasts.recipients(copy.data!.id, { type: 'bounced', bounceType: 'permanent', limit: 10 })).data?.data).toEqual([])
+    expect((await resend.broadcasts.clickedLinks(copy.data!.id)).data).toMatchObject({ object: 'list', data: [], has_more: false })
+    expect((await resend.broadcasts.remove(copy.data!.id)).error).toMatchObject({ statusCode: 409, code: 'broadcast_status_conflict' })
+    const draft = await resend.broadcasts.create({ audienceId: segment.data!.id, from: 'news@acme.dev', subject: 'x', text: 'y' })
+    expect((await resend.broadcasts.remove(draft.data!.id)).data).toEqual({ object: 'broadcast', id: draft.data!.id, deleted: true })
+    const bad = await resend.broadcasts.create({ segmentId: segment.data!.id, from: 'not an address', subject: 'x', text: 'y' })
+    expect(bad.error).toMatchObject({ statusCode: 422, name: 'invalid_from_address' })
   })
 })

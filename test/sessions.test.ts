@@ -70,7 +70,7 @@ describe('Sessions: scenarios', () => {
       await h.root.db.write((tx) => tx.insert(memberships).values({ id: h.root.ids.uuid(), accountId: h.accountId, personId: p.id, role: 'admin', createdAt: '2026-03-02T10:00:00.000Z', updatedAt: '2026-03-02T10:00:00.000Z' }))
       return { p, other: other.account.id }
     }, body: (c: any, h: Harness) => ({ email: c.p.email, password: PASSWORD, account_id: h.accountId }), status: 200, expect: { role: 'admin' },
-      check: (r, c, h) => {
+      check: (r, _c, h) => {
         expect(r.body.account_id).toBe(h.accountId)
         expect(r.body.accounts.map((a: { role: string }) => a.role)).toEqual(['viewer', 'admin'])
       } },

@@ -119,7 +119,7 @@ describe('Team: scenarios', () => {
 
     // GET /team/invites
     { name: 'lists pending invitations newest first, not expired or used ones', method: 'GET', path: '/team/invites', setup: async (h) => {
-      const old = await invitation(h, 'old@people.test')
+      await invitation(h, 'old@people.test')
       h.clock.advance(6 * 24 * 3_600_000)
       // Ada's first session has expired by now: she signs in again.
       const ada = await person(h)
@@ -206,6 +206,7 @@ describe('Team: scenarios', () => {
     { name: 'cancels a pending invitation', method: 'DELETE', as: 'none', setup: invitation, headers: (c: any) => ({ cookie: c.owner.cookie }), path: (c: any) => `/team/invites/${c.id}`, status: 200,
       check: async (r, c, h) => {
         expect(r.body).toEqual({ object: 'invite', id: c.id, deleted: true })
+        expect((await h.root.db.q.select().from(auditEntries).where(eq(auditEntries.action, 'cancelled')))[0]).toMatchObject({ resource: 'invite', resourceId: c.id, before: { status: 'pending' }, after: { status: 'cancelled' } })
         expectError(await h.call('POST', '/accounts', { key: null, body: { email: bob, password: PASSWORD, invite_token: c.token } }), 'invite_not_valid', 422)
         expect((await h.call('GET', '/team/invites')).body.data).toEqual([])
       } },

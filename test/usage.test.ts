@@ -123,6 +123,7 @@ describe('GET /usage: errors', () => {
     { name: 'refuses a sending-only key', method: 'GET', path: '/usage', as: 'sending', status: 403, code: 'restricted_api_key' },
     { name: 'refuses no key', method: 'GET', path: '/usage', as: 'none', status: 401, code: 'missing_api_key' },
     { name: 'refuses a revoked key', method: 'GET', path: '/usage', as: 'revoked', status: 403, code: 'invalid_api_key' },
+    { name: 'refuses a parameter it does not take, by name', method: 'GET', path: '/usage', query: { key: 'x' }, status: 400, code: 'validation_error', check: (r) => expect(r.body.details[0].field).toBe('query.key') },
     { name: 'refuses a paused key', method: 'GET', path: '/usage', setup: async (h) => pauseKey(h.root, await owner(h), 'bounce spike'), status: 403, code: 'kill_switch_active' },
     { name: 'refuses past the key’s own ceiling', method: 'GET', path: '/usage', status: 429, code: 'rate_ceiling_exceeded',
       setup: async (h) => {

@@ -350,26 +350,61 @@ describe('Webhooks: the platform’s refusals on every operation', () => {
     }
   })
 
-  test('changes refuse a body that is not JSON, one over 1 MB, and a reused Idempotency-Key with another body', async () => {
+  test('changes refuse a body that is not JSON, one over 1 MB, a bad Idempotency-Key, and a reused one with another body', async () => {
     const h = await harness({ MAILROOM_ALLOW_PRIVATE_WEBHOOKS: 'true' })
     try {
       const { e, event } = await hookWithEvent(h)
-      for (const [m, p] of ops(e.id, event.id).filter(([m]) => m !== 'GET' && m !== 'DELETE')) {
+      const changes = ops(e.id, event.id).filter(([m]) => m !== 'GET')
+      for (const [m, p] of changes) {
         expectError(await h.call(m, p, { raw: 'url=x', headers: { 'content-type': 'text/plain' } }), 'unsupported_media_type', 415)
         expectError(await h.call(m, p, { raw: JSON.stringify({ url: 'x'.repeat(1024 * 1024 + 10) }), headers: { 'content-type': 'application/json' } }), 'payload_too_large', 413)
+        expectError(await h.call(m, p, { headers: { 'Idempotency-Key': 'k'.repeat(257) }, body: {} }), 'invalid_idempotency_key', 400)
       }
-      const headers = { 'Idempotency-Key': 'same key' }
-      expect((await h.call('POST', '/webhooks', { headers, body: { url: rx.url, events: ['email.sent'] } })).status).toBe(201)
-      expectError(await h.call('POST', '/webhooks', { headers, body: { url: rx.url, events: ['email.opened'] } }), 'idempotency_payload_mismatch', 409)
-      const patch = { 'Idempotency-Key': 'patch key' }
-      expect((await h.call('PATCH', `/webhooks/${e.id}`, { headers: patch, body: { events: ['email.sent'] } })).status).toBe(200)
-      expectError(await h.call('PATCH', `/webhooks/${e.id}`, { headers: patch, body: { events: ['email.opened'] } }), 'idempotency_payload_mismatch', 409)
-      expectError(await h.call('DELETE', `/webhooks/${e.id}`, { headers: { 'Idempotency-Key': '' } }), 'invalid_idempotency_key', 400)
-      // The same key and body again answers the first reply, and makes no second endpoint.
-      const replay = await h.call('POST', '/webhooks', { headers, body: { url: rx.url, events: ['email.sent'] } })
-      expect(replay.headers.get('idempotent-replayed')).toBe('true')
+      // The same key again with another body is refused; the same body again answers the first reply.
+      const bodies: Record<string, [unknown, unknown]> = {
+        POST: [{ url: rx.url, events: ['email.sent'] }, { url: rx.url, events: ['email.opened'] }],
+        PATCH: [{ events: ['email.sent'] }, { events: ['email.opened'] }],
+      }
+      for (const [m, p] of changes.filter(([m]) => m !== 'DELETE')) {
+        const [first, other] = p === '/webhooks' ? bodies.POST! : m === 'PATCH' ? bodies.PATCH! : p.endsWith('/test') ? [{ type: 'email.sent' }, { type: 'email.opened' }] : [{}, { note: 'other' }]
+        const headers = { 'Idempotency-Key': `reuse ${m} ${p}` }
+        const done = await h.call(m, p, { headers, body: first })
+        expect(done.status, JSON.stringify(done.body)).toBeLessThan(300)
+        expectError(await h.call(m, p, { headers, body: other }), 'idempotency_payload_mismatch', 409)
+        const again = await h.call(m, p, { headers, body: first })
+        expect(again.headers.get('idempotent-replayed')).toBe('true')
+        expect(again.body).toEqual(done.body)
+      }
       expect((await h.call('GET', '/webhooks')).body.data).toHaveLength(2)
+      const headers = { 'Idempotency-Key': 'delete once' }
+      expect((await h.call('DELETE', `/webhooks/${e.id}`, { headers })).status).toBe(200)
+      expectError(await h.call('DELETE', `/webhooks/${e.id}`, { headers, body: { note: 'other' } }), 'idempotency_payload_mismatch', 409)
     } finally {
+      await h.close()
+    }
+  })
+
+  test('a test that is still waiting for the endpoint holds its Idempotency-Key: the same call meanwhile is refused', async () => {
+    const h = await harness({ MAILROOM_ALLOW_PRIVATE_WEBHOOKS: 'true' })
+    reset()
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    rx.respond = async () => {
+      await gate
+      return new Response('ok')
+    }
+    try {
+      const e = await hook(h)
+      const headers = { 'Idempotency-Key': 'slow test' }
+      const first = h.call('POST', `/webhooks/${e.id}/test`, { headers })
+      while (!rx.received.length) await Bun.sleep(5)
+      expectError(await h.call('POST', `/webhooks/${e.id}/test`, { headers }), 'idempotency_in_flight', 409)
+      release()
+      expect((await first).status).toBe(200)
+      expect(rx.received).toHaveLength(1)
+    } finally {
+      release()
+      reset()
       await h.close()
     }
   })

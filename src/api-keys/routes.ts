@@ -57,7 +57,7 @@ export const keyLimitRoutes = (platform: Platform) =>
       response: { 200: s.KeyLimits },
     })
     .patch('/:id', ({ deps, actor, params, body }) => svc.updateLimits(deps, actor, params.id, body), {
-      ...op({ id: 'updateKeyLimits', summary: 'Set a key’s budget, period, rate ceiling and loop guard', tag, auth: 'full', method: 'PATCH', body: true, errors: ['not_found', 'human_action_required', 'key_budget_exceeds_plan'] }),
+      ...op({ id: 'updateKeyLimits', summary: 'Set a key’s budget, period, rate ceiling and loop guard', tag, auth: 'full', method: 'PATCH', body: true, errors: ['not_found', 'approval_required', 'key_budget_exceeds_plan'] }),
       params: s.KeyIdParams,
       body: s.UpdateKeyLimits,
       response: { 200: s.KeyLimits },

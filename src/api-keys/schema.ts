@@ -5,7 +5,9 @@ export const Permission = t.Union([t.Literal('full_access'), t.Literal('sending_
   description: '`full_access` may call every route; `sending_access` may only send.',
 })
 export const Period = t.Union([t.Literal('hourly'), t.Literal('daily'), t.Literal('weekly'), t.Literal('monthly')])
-export const LoopGuard = t.Union([t.Literal('off'), t.Literal('warn'), t.Literal('block')])
+export const LoopGuard = t.Union([t.Literal('off'), t.Literal('warn'), t.Literal('hold'), t.Literal('block')], {
+  description: 'what the key does when it sends the same content to the same recipient again and again, or answers an automatic reply: `off` nothing; `warn` sends and records a `loop_detected` warning; `hold` answers `approval_required` and waits for a person; `block` refuses with `loop_detected`',
+})
 const Hostname = t.String({ minLength: 1, maxLength: 253, pattern: '^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\\.)+[a-zA-Z]{2,63}$', description: 'a domain name, e.g. example.com' })
 /** A route group the key may call; `group:read` allows only reads in it. Empty list: every group its permission allows. */
 export const Scope = t.String({ pattern: '^[a-z][a-z0-9-]*(:read)?$', maxLength: 64 })

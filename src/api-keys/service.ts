@@ -1,4 +1,5 @@
 import { and, eq, gte, inArray, isNull, or, sql } from 'drizzle-orm'
+import { holdForApproval, mayHold } from '../agent-actions/hold'
 import { recordChange } from '../audit/record'
 import type { Deps } from '../deps'
 import { pageOf } from '../db/paging'
@@ -84,7 +85,7 @@ async function view(deps: Deps, row: KeyRow) {
   return toApiKey(row, u.count, u.lastUsed)
 }
 
-function checkBudget(deps: Deps, budget: number | null | undefined) {
+export function checkBudget(deps: Deps, budget: number | null | undefined) {
   const cap = deps.config.monthlyQuota
   if (cap === undefined || budget === undefined) return
   if (budget === null || budget > cap) {
@@ -225,7 +226,8 @@ export async function rotateKey(deps: Deps, actor: Actor, id: string, graceHours
 export async function pauseKey(deps: Deps, keyId: string, reason: string) {
   const [row] = await deps.db.q.select().from(apiKeys).where(eq(apiKeys.id, keyId))
   if (!row) return
-  const patch = { pausedAt: iso(deps.clock.now()), pausedReason: reason, updatedAt: iso(deps.clock.now()) }
+  const now = iso(deps.clock.now())
+  const patch = { pausedAt: now, pausedReason: reason, updatedAt: now }
   await deps.db.write((tx) => tx.update(apiKeys).set(patch).where(eq(apiKeys.id, keyId)))
   await recordChange(deps, systemActor(row.accountId), { resource: 'api_key', resourceId: row.id, action: 'paused', before: audited(row), after: audited({ ...row, ...patch }) })
 }
@@ -308,13 +310,21 @@ export async function getLimits(deps: Deps, actor: Actor, id: string) {
 
 const raises = (from: number | null, to: number | null | undefined) => to !== undefined && from !== null && (to === null || to > from)
 
-/** A key may lower its own limits but never raise them: that decision belongs to a person or another key. */
+/**
+ * A key may lower its own limits but never raise them: a raise it asks for is
+ * held as an agent action until a person approves it (checked against the plan first).
+ */
 export async function updateLimits(deps: Deps, actor: Actor, id: string, input: UpdateKeyLimits) {
   const row = await findKey(deps, actor, id)
-  if (actor.keyId === row.id && (raises(row.budgetPerPeriod, input.budget_per_period) || raises(row.rateCeilingPerMinute, input.rate_ceiling_per_minute))) {
-    throw new AppError('human_action_required', { message: 'A key cannot raise its own budget or rate ceiling; a person or another full_access key must.' })
-  }
   checkBudget(deps, input.budget_per_period)
+  if (actor.keyId === row.id && mayHold(actor) && (raises(row.budgetPerPeriod, input.budget_per_period) || raises(row.rateCeilingPerMinute, input.rate_ceiling_per_minute))) {
+    await holdForApproval(deps, actor, {
+      kind: 'raise_key_limits',
+      reason: 'key_limit_raise',
+      detail: 'A key cannot raise its own budget or rate ceiling.',
+      request: { key_id: row.id, input },
+    })
+  }
   const patch: Partial<KeyRow> = { updatedAt: iso(deps.clock.now()) }
   if (input.budget_per_period !== undefined) patch.budgetPerPeriod = input.budget_per_period
   if (input.period !== undefined) patch.period = input.period

@@ -57,6 +57,8 @@ export async function recordChangeIn(tx: Tx, ids: Ids, createdAt: string, actor:
     accountId: actor.accountId,
     actorKind: actor.kind,
     actorKeyId: actor.keyId,
+    actorPersonId: actor.person?.id ?? null,
+    actorSessionId: actor.person?.sessionId ?? null,
     resource: change.resource,
     resourceId: change.resourceId,
     action: change.action,

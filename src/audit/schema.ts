@@ -7,6 +7,8 @@ const Shape = t.Nullable(t.Record(t.String(), t.Unknown(), { description: 'the r
 export const AuditActor = t.Object({
   kind: t.Union([t.Literal('key'), t.Literal('session'), t.Literal('system')], { description: '`system`: the service itself (jobs, bounces, complaints, recipients’ unsubscribes)' }),
   key_id: t.Nullable(t.String({ description: 'the API key that made the change' })),
+  person_id: t.Nullable(t.String({ description: 'the person whose console session made the change' })),
+  session_id: t.Nullable(t.String({ description: 'that console session' })),
 })
 
 const summary = {

@@ -17,7 +17,7 @@ function toSummary(r: Row) {
     resource: r.resource,
     resource_id: r.resourceId,
     action: r.action,
-    actor: { kind: r.actorKind, key_id: r.actorKeyId },
+    actor: { kind: r.actorKind, key_id: r.actorKeyId, person_id: r.actorPersonId, session_id: r.actorSessionId },
     created_at: r.createdAt,
   }
 }

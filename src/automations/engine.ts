@@ -21,7 +21,7 @@
 import { and, asc, eq, gt, inArray, isNull, lt, lte, max, or } from 'drizzle-orm'
 import { hostname } from 'node:os'
 import { deleteContact, updateContact } from '../contacts/service'
-import { addMemberships, findSegment } from '../contacts/segments'
+import { addMemberships, assertStatic, findSegment } from '../contacts/segments'
 import { isTransientStorageError, type Executor, type Tx } from '../db'
 import { automationRuns, automationRunSteps, automations, automationSignals, contacts, type RunStepStatus } from '../db/tables'
 import { inTransaction, type Deps, type RootDeps } from '../deps'
@@ -374,6 +374,7 @@ export class AutomationWorker {
       case 'add_to_segment': {
         const to = contact()
         const seg = await findSegment(deps.db.q, run.accountId, step.config.segment_id)
+        assertStatic(seg)
         await deps.db.write((tx) => addMemberships(tx, run.accountId, to.id, [seg.id], iso(now)))
         return { kind: 'next', outcome: 'default', output: { segment_id: seg.id } }
       }

@@ -10,7 +10,7 @@ const SYSTEM_NAMES = new Set<string>(Object.values(SYSTEM_EVENTS))
 export const isSystemEvent = (name: string) => SYSTEM_NAMES.has(name)
 
 export const MAX_WAIT_MS = 30 * DAY
-export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000
+const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000
 const MAX_WEBHOOK_TIMEOUT_MS = 30_000
 const MAX_RULE_DEPTH = 4
 

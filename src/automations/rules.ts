@@ -38,7 +38,7 @@ function dig(value: unknown, parts: string[]): unknown {
  * property of that name. Event names hold dots, so `wait_events.<name>.<key>`
  * takes the longest name a wait received.
  */
-export function valueAt(data: RunData, path: string): unknown {
+function valueAt(data: RunData, path: string): unknown {
   const [ns, ...rest] = path.split('.')
   if (ns === 'event') return dig(data.event, rest)
   if (ns === 'contact') {

@@ -1,8 +1,8 @@
 import { t, type Static, type TSchema } from 'elysia'
 import { Paging, Timestamp, Uuid } from '../http/schemas'
 
-export const MAX_STEPS = 150
-export const MAX_RULES = 50
+const MAX_STEPS = 150
+const MAX_RULES = 50
 
 /** A union of string literals that keeps their type (a mapped array would widen to string). */
 const oneOf = <T extends string>(values: readonly T[], options?: Parameters<typeof t.Union>[1]) => t.Union(values.map((v) => t.Literal(v)) as unknown as TSchema[], options) as unknown as ReturnType<typeof t.Literal<T>>
@@ -36,7 +36,7 @@ const Duration = t.String({
   description: 'a duration such as `30 minutes`, `12 hours`, `3 days`, `1 week` or `1 day 6 hours` (units: second, minute, hour, day, week, or s, m, h, d, w)',
 })
 
-export const Operator = oneOf(
+const Operator = oneOf(
   ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'starts_with', 'ends_with', 'exists', 'is_empty'],
   { description: '`exists` and `is_empty` take no value; `gt`, `gte`, `lt`, `lte` compare numbers (or ISO dates)' },
 )
@@ -51,7 +51,7 @@ export const RuleLeaf = t.Object({
   value: t.Optional(RuleValue),
 })
 /** All (`and`) or any (`or`) of nested rules and groups, at most four levels deep. */
-export const RuleGroup = t.Object({
+const RuleGroup = t.Object({
   type: t.Union([t.Literal('and'), t.Literal('or')]),
   rules: t.Array(t.Unknown({ description: 'a rule or a nested group' }), { minItems: 1, maxItems: MAX_RULES }),
 })
@@ -68,18 +68,18 @@ const Scalar = t.Union([t.String({ maxLength: 10_000 }), t.Number(), t.Boolean()
 const step = <Type extends string, C extends Parameters<typeof t.Object>[0]>(type: Type, config: C, description: string) =>
   t.Object({ key: StepKey, type: t.Literal(type), config: t.Object(config) }, { description })
 
-export const TriggerStep = step('trigger', { event_name: EventName, filter_rule: t.Optional(Rule) }, 'the first step: which event starts a run for its contact, optionally only when `filter_rule` holds')
-export const DelayStep = step('delay', { duration: Duration }, 'waits for the duration (at most 30 days)')
-export const WaitForEventStep = step(
+const TriggerStep = step('trigger', { event_name: EventName, filter_rule: t.Optional(Rule) }, 'the first step: which event starts a run for its contact, optionally only when `filter_rule` holds')
+const DelayStep = step('delay', { duration: Duration }, 'waits for the duration (at most 30 days)')
+const WaitForEventStep = step(
   'wait_for_event',
   { event_name: EventName, timeout: t.Optional(Duration), filter_rule: t.Optional(Rule) },
   'waits until the contact has the event (one whose payload, as `event.<key>`, matches `filter_rule` when given) or the timeout passes (default and maximum 30 days); connect `event_received` and `timeout` (`default` takes either)',
 )
-export const ConditionStep = t.Object(
+const ConditionStep = t.Object(
   { key: StepKey, type: t.Literal('condition'), config: Rule },
   { description: 'branches on a rule over the run’s data: connect `condition_met` and `condition_not_met`' },
 )
-export const SendEmailStep = step(
+const SendEmailStep = step(
   'send_email',
   {
     template: t.Object({
@@ -94,7 +94,7 @@ export const SendEmailStep = step(
   'sends the published version of a template to the contact, through the same checks as POST /emails; a contact who unsubscribed is skipped',
 )
 const NullableName = t.Union([t.String({ maxLength: 256 }), t.Null(), VarRef])
-export const ContactUpdateStep = step(
+const ContactUpdateStep = step(
   'contact_update',
   {
     first_name: t.Optional(NullableName),
@@ -104,9 +104,9 @@ export const ContactUpdateStep = step(
   },
   'changes the contact, as PATCH /contacts/{id} does',
 )
-export const ContactDeleteStep = step('contact_delete', {}, 'deletes the contact')
-export const AddToSegmentStep = step('add_to_segment', { segment_id: Uuid }, 'adds the contact to a segment')
-export const WebhookStep = step(
+const ContactDeleteStep = step('contact_delete', {}, 'deletes the contact')
+const AddToSegmentStep = step('add_to_segment', { segment_id: Uuid }, 'adds the contact to a segment')
+const WebhookStep = step(
   'webhook',
   {
     url: t.String({ minLength: 1, maxLength: 2000, description: 'https (http and private addresses only where MAILROOM_ALLOW_PRIVATE_WEBHOOKS=true)' }),
@@ -122,7 +122,7 @@ export const Step = t.Union([TriggerStep, DelayStep, WaitForEventStep, Condition
 export type AutomationStep = Static<typeof Step>
 export type StepType = AutomationStep['type']
 
-export const ConnectionType = oneOf(['default', 'condition_met', 'condition_not_met', 'event_received', 'timeout'])
+const ConnectionType = oneOf(['default', 'condition_met', 'condition_not_met', 'event_received', 'timeout'])
 export const Connection = t.Object({ from: StepKey, to: StepKey, type: t.Optional(ConnectionType) })
 export type Connection = { from: string; to: string; type: Static<typeof ConnectionType> }
 
@@ -180,7 +180,7 @@ export const AutomationList = t.Object({ object: t.Literal('list'), data: t.Arra
 export const ListAutomationsQuery = t.Object({ ...Paging.properties, status: t.Optional(Status) })
 export type ListAutomationsQuery = Static<typeof ListAutomationsQuery>
 
-export const AutomationVersion = t.Object({
+const AutomationVersion = t.Object({
   object: t.Literal('automation_version'),
   id: Uuid,
   automation_id: Uuid,
@@ -208,8 +208,8 @@ const RunFields = {
   completed_at: t.Nullable(Timestamp),
   created_at: Timestamp,
 }
-export const RunItem = t.Object(RunFields)
-export const RunStep = t.Object({
+const RunItem = t.Object(RunFields)
+const RunStep = t.Object({
   key: t.String(),
   type: t.String(),
   status: oneOf(['waiting', 'completed', 'skipped', 'failed', 'cancelled']),

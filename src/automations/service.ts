@@ -1,7 +1,7 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import { recordChange } from '../audit/record'
 import { checkProperties } from '../contact-properties/service'
-import { findSegment } from '../contacts/segments'
+import { assertStatic, findSegment } from '../contacts/segments'
 import type { Executor, Tx } from '../db'
 import { pageOf } from '../db/paging'
 import { automationRefs, automationRuns, automationRunSteps, automations, automationVersions, eventDefinitions, topics, type RefKind } from '../db/tables'
@@ -25,7 +25,7 @@ interface Ref {
   ref: string
 }
 
-export function toAutomation(row: AutomationRow, v: Pick<VersionRow, 'steps' | 'connections'>) {
+function toAutomation(row: AutomationRow, v: Pick<VersionRow, 'steps' | 'connections'>) {
   return {
     object: 'automation' as const,
     id: row.id,
@@ -93,7 +93,7 @@ const toRunStep = (s: RunStepRow) => ({
   created_at: s.createdAt,
 })
 
-export async function findAutomation(q: Executor, actor: Actor, id: string) {
+async function findAutomation(q: Executor, actor: Actor, id: string) {
   const [row] = await q
     .select()
     .from(automations)
@@ -167,6 +167,7 @@ async function resolveSteps(deps: Deps, accountId: string, steps: AutomationStep
       const seg = await findSegment(q, accountId, step.config.segment_id).catch((e) => {
         throw e instanceof AppError && e.code === 'not_found' ? missingRef(`${at}.config.segment_id`, `names no segment of this account: ${step.config.segment_id}`) : e
       })
+      assertStatic(seg)
       refs.push({ kind: 'segment', ref: seg.id })
       out.push({ ...step, config: { segment_id: seg.id } })
       continue

@@ -39,7 +39,7 @@ function isDate(v: string) {
 const NAMES: Record<PropertyType, string> = { string: 'a string', number: 'a number', boolean: 'true or false', date: 'an ISO 8601 date or date-time (2026-03-02 or 2026-03-02T10:00:00Z)' }
 
 /** Why a value does not fit a type, or null when it does. */
-function misfit(type: PropertyType, value: unknown): string | null {
+export function misfit(type: PropertyType, value: unknown): string | null {
   const ok =
     type === 'string' ? typeof value === 'string' : type === 'number' ? typeof value === 'number' && Number.isFinite(value) : type === 'boolean' ? typeof value === 'boolean' : typeof value === 'string' && isDate(value)
   return ok ? null : `must be ${NAMES[type]}`

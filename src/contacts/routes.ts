@@ -101,7 +101,15 @@ export const contactRoutes = (platform: Platform) =>
       response: { 200: s.Resubscribe },
     })
     .get('/:id/segments', ({ deps, actor, params, query }) => member.listContactSegments(deps, actor, params.id, query), {
-      ...op({ id: 'listContactSegments', summary: 'The segments a contact is in', tag, auth: 'full', method: 'GET', errors: ['not_found', 'invalid_cursor'] }),
+      ...op({
+        id: 'listContactSegments',
+        summary: 'The segments a contact is in',
+        description: 'Static segments it was added to (with `added_at`) and rule segments whose rules it matches now (`added_at: null`), newest segment first.',
+        tag,
+        auth: 'full',
+        method: 'GET',
+        errors: ['not_found', 'invalid_cursor'],
+      }),
       params: s.ContactRefParams,
       query: s.ListContactTopicsQuery,
       response: { 200: s.ContactSegmentList },
@@ -110,17 +118,26 @@ export const contactRoutes = (platform: Platform) =>
       ...op({
         id: 'addContactToSegment',
         summary: 'Add a contact to a static segment',
-        description: 'A contact who unsubscribed must confirm first (409 `contact_resubscribe_required`). Adding a member again changes nothing and answers `added: false`.',
+        description:
+          'A contact who unsubscribed must confirm first (409 `contact_resubscribe_required`). Adding a member again changes nothing and answers `added: false`. A rule segment’s members are whoever matches its rules: adding to one answers 422 `invalid_parameter`.',
         tag,
         auth: 'full',
         method: 'POST',
-        errors: ['not_found', 'contact_resubscribe_required'],
+        errors: ['not_found', 'contact_resubscribe_required', 'invalid_parameter'],
       }),
       params: s.ContactSegmentParams,
       response: { 200: s.ContactSegmentChange },
     })
     .delete('/:id/segments/:segmentId', ({ deps, actor, params }) => member.removeFromSegment(deps, actor, params.id, params.segmentId), {
-      ...op({ id: 'removeContactFromSegment', summary: 'Remove a contact from a segment', description: '404 when the contact is not in the segment.', tag, auth: 'full', method: 'DELETE', errors: ['not_found'] }),
+      ...op({
+        id: 'removeContactFromSegment',
+        summary: 'Remove a contact from a static segment',
+        description: '404 when the contact is not in the segment; 422 `invalid_parameter` for a rule segment, whose members are whoever matches its rules.',
+        tag,
+        auth: 'full',
+        method: 'DELETE',
+        errors: ['not_found', 'invalid_parameter'],
+      }),
       params: s.ContactSegmentParams,
       response: { 200: s.ContactSegmentChange },
     })

@@ -161,7 +161,7 @@ export const ContactSegment = t.Object({
   name: t.String(),
   created_at: Timestamp,
   updated_at: Timestamp,
-  added_at: t.String({ description: 'when the contact was added to the segment' }),
+  added_at: t.Nullable(t.String({ description: 'when the contact was added to the static segment; null for a rule segment, whose members are whoever matches its rules' })),
 })
 export const ContactSegmentList = t.Object({ object: t.Literal('list'), data: t.Array(ContactSegment), has_more: t.Boolean(), next_cursor: t.Nullable(t.String()) })
 

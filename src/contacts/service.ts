@@ -1,4 +1,4 @@
-import { and, desc, eq, exists, inArray, ne, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm'
 import type { Executor, Tx } from '../db'
 import { recordChange } from '../audit/record'
 import { signalContactCreated, signalTopicAnswers } from '../automations/signals'
@@ -11,6 +11,7 @@ import { AppError, notFound } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
 import { listKey, type PageQuery } from '../lib/paging'
+import { filterOf } from '../segments/rules'
 import { subscribedByDefault, subscriptionOf, type SubscriptionValue } from '../topics/service'
 import { optedOut, resubscribeRequired } from './consent'
 import type { CreateContact, ListContactsQuery, TopicAnswerInput, UpdateContact, UpdateContactTopics } from './schema'
@@ -311,16 +312,14 @@ export async function listContacts(deps: Deps, actor: Actor, q: ListContactsQuer
   if (q.segment_id !== undefined && q.audience_id !== undefined && q.segment_id.toLowerCase() !== q.audience_id.toLowerCase()) {
     throw new AppError('invalid_parameter', { message: '`segment_id` and `audience_id` name different segments; send one of them.' })
   }
-  const segment = q.segment_id ?? q.audience_id
-  const segmentId = segment === undefined ? undefined : (await findSegment(deps.db.q, actor.accountId, segment)).id
-  const filters = { segment: segmentId, email: q.email && normalEmail(q.email), unsubscribed: q.unsubscribed, since: q.since, until: q.until }
+  const segmentRef = q.segment_id ?? q.audience_id
+  const segment = segmentRef === undefined ? undefined : await findSegment(deps.db.q, actor.accountId, segmentRef)
+  const filters = { segment: segment?.id, email: q.email && normalEmail(q.email), unsubscribed: q.unsubscribed, since: q.since, until: q.until }
   const where = and(
     eq(contacts.accountId, actor.accountId),
     filters.email ? eq(contacts.email, filters.email) : undefined,
     filters.unsubscribed ? eq(contacts.unsubscribed, filters.unsubscribed === 'true') : undefined,
-    segmentId
-      ? exists(deps.db.q.select({ one: sql`1` }).from(segmentContacts).where(and(eq(segmentContacts.segmentId, segmentId), eq(segmentContacts.contactId, contacts.id))))
-      : undefined,
+    segment ? await filterOf(deps.db.q, segment, new Date(deps.clock.now())) : undefined,
     ...dateRange(contacts.createdAt, q),
   )
   return pageOf(

@@ -28,10 +28,11 @@ export const listOf = (name: string): SQL => sql`(select value from json_each(${
  * columns given), so a send's rows go in one statement without drizzle building
  * it each time. Every row of one call gives the same columns; a column left out
  * takes its SQL default (a drizzle `$defaultFn` would run once, when the statement
- * is built, so tables written through here have none). With `upsert`, a row whose
- * key exists updates it instead (`excluded.<column>` names the row's own value).
+ * is built, so tables written through here have none). With `onConflict`, a row
+ * whose key exists updates it with `set` (`excluded.<column>` names the row's own
+ * value), or without `set` is left out.
  */
-export function rowInserter<T extends SQLiteTable>(table: T, upsert?: { target: SQLiteColumn[]; set: Record<string, SQL> }) {
+export function rowInserter<T extends SQLiteTable>(table: T, onConflict?: { target: SQLiteColumn[]; set?: Record<string, SQL> }) {
   type Statement = { run(values: Record<string, unknown>): unknown }
   const byShape = prepared(() => new Map<string, Statement>())
   return async (q: Executor, rows: T['$inferInsert'][]): Promise<void> => {
@@ -43,7 +44,8 @@ export function rowInserter<T extends SQLiteTable>(table: T, upsert?: { target: 
     if (!stmt) {
       const placeholders = rows.map((_, i) => Object.fromEntries(columns.map((c) => [c, sql.placeholder(`${c}_${i}`)])))
       const insert = q.insert(table).values(placeholders as never)
-      stmt = (upsert ? insert.onConflictDoUpdate(upsert as never) : insert).prepare() as Statement
+      const resolved = !onConflict ? insert : onConflict.set ? insert.onConflictDoUpdate(onConflict as never) : insert.onConflictDoNothing({ target: onConflict.target })
+      stmt = resolved.prepare() as Statement
       statements.set(shape, stmt)
     }
     const values: Record<string, unknown> = {}

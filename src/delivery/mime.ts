@@ -3,7 +3,7 @@ import type { Config } from '../config'
 import { bareAddress } from '../emails/address'
 import { dkimSign } from './dkim'
 import type { AttachmentRow, DomainRow, EmailRow } from './types'
-import { unsubscribeToken } from './unsubscribe'
+import { unsubscribeToken, unsubscribeUrl } from './unsubscribe'
 import { trackHtml, trackingFor } from '../tracking/links'
 
 export interface ComposeInput {
@@ -40,9 +40,16 @@ export function bounceAddress(deliveryId: string, domain: Pick<DomainRow, 'name'
  * Whether each recipient gets a copy of their own (List-Unsubscribe token, tracked
  * links and pixel name the recipient), so a composed message must not be shared.
  */
-export function personalCopy(email: Pick<EmailRow, 'topicId' | 'html' | 'clickTracking' | 'openTracking'>, domain: DomainRow | null): boolean {
-  return !!email.topicId || trackingFor(email, domain) !== null
+export function personalCopy(email: Pick<EmailRow, 'topicId' | 'broadcastId' | 'html' | 'clickTracking' | 'openTracking'>, domain: DomainRow | null): boolean {
+  return listMail(email) || trackingFor(email, domain) !== null
 }
+
+/**
+ * Mail a recipient can unsubscribe from: under a topic (from that topic), or from a
+ * broadcast (without a topic: from every broadcast of the account). It carries
+ * List-Unsubscribe with the recipient's own one-click address.
+ */
+const listMail = (email: Pick<EmailRow, 'topicId' | 'broadcastId'>) => !!email.topicId || !!email.broadcastId
 
 /**
  * The exact RFC 5322 message we send (or show): built by nodemailer's MailComposer,
@@ -53,14 +60,14 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   const headers: { key: string; value: string; prepared?: boolean }[] = []
   for (const [key, value] of Object.entries(email.headers ?? {})) {
     if (RESERVED.has(key.toLowerCase())) continue
-    if (email.topicId && /^list-unsubscribe(-post)?$/i.test(key)) continue
+    if (listMail(email) && /^list-unsubscribe(-post)?$/i.test(key)) continue
     headers.push({ key, value: String(value) })
   }
   const recipient = bareAddress(input.recipient ?? email.to[0] ?? email.cc[0] ?? email.fromEmail)
-  if (email.topicId) {
-    const token = unsubscribeToken(input.secret ?? '', email.id, recipient)
-    const mailto = `mailto:unsubscribe@${returnPathHost(domain, config)}?subject=unsubscribe%3A${token}`
-    headers.push({ key: 'List-Unsubscribe', value: `<${config.baseUrl}/unsubscribe/${token}>, <${mailto}>`, prepared: true })
+  if (listMail(email)) {
+    const secret = input.secret ?? ''
+    const mailto = `mailto:unsubscribe@${returnPathHost(domain, config)}?subject=unsubscribe%3A${unsubscribeToken(secret, email.id, recipient)}`
+    headers.push({ key: 'List-Unsubscribe', value: `<${unsubscribeUrl(config.baseUrl, secret, email.id, recipient)}>, <${mailto}>`, prepared: true })
     headers.push({ key: 'List-Unsubscribe-Post', value: 'List-Unsubscribe=One-Click', prepared: true })
   }
   const composer = new MailComposer({

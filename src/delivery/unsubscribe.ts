@@ -14,6 +14,9 @@ export function unsubscribeToken(secret: string, emailId: string, recipient: str
   return `${b64u(emailId)}.${b64u(r)}.${mac(secret, emailId, r)}`
 }
 
+/** The recipient's unsubscribe page for this email: what List-Unsubscribe and `{{{RESEND_UNSUBSCRIBE_URL}}}` point at. */
+export const unsubscribeUrl = (baseUrl: string, secret: string, emailId: string, recipient: string) => `${baseUrl}/unsubscribe/${unsubscribeToken(secret, emailId, recipient)}`
+
 /** The email id and recipient a token names, or null when it is malformed or forged. */
 export function readUnsubscribeToken(secret: string, token: string): { emailId: string; recipient: string } | null {
   const parts = token.split('.')

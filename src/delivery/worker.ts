@@ -17,6 +17,7 @@ import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm'
 import { hostname } from 'node:os'
 import type { Tx } from '../db'
 import { listOf, prepared, setTo } from '../db/prepared'
+import { withBroadcastContent } from '../broadcasts/personalise'
 import { deliveries, domains, emailAttachments, emails, suppressions } from '../db/tables'
 import type { RootDeps } from '../deps'
 import { isSimulatorAddress, simulatorBehaviour } from '../emails/simulator'
@@ -279,7 +280,7 @@ export class DeliveryWorker {
 
   private async load(q: Tx, rows: DeliveryRow[]): Promise<Batch> {
     const emailIds = JSON.stringify([...new Set(rows.map((r) => r.emailId))])
-    const emailRows = await emailsIn(q).all({ ids: emailIds })
+    const emailRows = await withBroadcastContent(q, await emailsIn(q).all({ ids: emailIds }), this.root)
     const domainIds = [...new Set(emailRows.map((e) => e.domainId).filter((x): x is string => !!x))]
     const attRows = await attachmentsOf(q).all({ emailIds })
     const domainRows = domainIds.length ? await domainsIn(q).all({ ids: JSON.stringify(domainIds) }) : []

@@ -10,6 +10,10 @@ import { iso } from '../lib/clock'
 import { UUID_RE } from '../lib/ids'
 import { periodBounds } from '../lib/periods'
 import type { BucketState } from '../lib/token-bucket'
+import { holdForApproval, mayHold } from '../agent-actions/hold'
+import type { AgentActionKind } from '../db/tables'
+import { AppError } from '../errors/app-error'
+import { findLoop, type Message } from '../trust/loop-guard'
 import { errorFinding, recipientListed, warning, type Finding } from './content'
 import type { Draft } from './draft'
 
@@ -253,3 +257,37 @@ export function peekRate(deps: Deps, l: Ledger, now: number): BucketState | null
 }
 
 export const rateCode = (l: Ledger) => (l.key?.rateCeilingPerMinute !== null && l.key?.rateCeilingPerMinute !== undefined ? 'rate_ceiling_exceeded' : 'rate_limit_exceeded')
+
+/** How a send came to be, for the controls that may hold it for a person. */
+export interface SendContext {
+  /** What an approval replays: the kind and the exact service input. */
+  replay: { kind: AgentActionKind; request: Record<string, unknown> }
+  /** A batch: above the approval threshold it waits for a person. */
+  batch?: boolean
+  /** The inbound message this send answers is an automatic reply (the header that says so). */
+  answersAutoReply?: string | null
+}
+
+/**
+ * A key's own controls, read from the key row the ledger already holds, so they
+ * cost no query: a batch above the approval threshold, and the loop guard
+ * (`warn` reports, `hold` asks a person, `block` refuses). A call that carries
+ * out an approved action is not held again.
+ */
+export async function keyControls(deps: Deps, actor: Actor, l: Ledger, messages: Message[], now: number, ctx?: SendContext): Promise<{ warnings: Finding[]; remember?: () => void }> {
+  const key = l.key
+  if (!key || !ctx || !mayHold(actor)) return { warnings: [] }
+  const threshold = deps.config.controls.approvalThreshold
+  if (ctx.batch && threshold > 0 && l.n > threshold) {
+    await holdForApproval(deps, actor, {
+      ...ctx.replay,
+      reason: 'batch_threshold',
+      detail: `This batch reaches ${l.n} recipients, above the ${threshold} a key may send at once without a person’s approval.`,
+    })
+  }
+  if (key.loopGuard === 'off') return { warnings: [] }
+  const { loop, remember } = findLoop(deps, key.id, messages, now, ctx.answersAutoReply ?? null)
+  if (loop && key.loopGuard === 'block') throw new AppError('loop_detected', { message: `${loop} This key’s loop guard blocks such sends.` })
+  if (loop && key.loopGuard === 'hold') await holdForApproval(deps, actor, { ...ctx.replay, reason: 'loop_guard', detail: loop })
+  return { warnings: loop ? [warning('loop_detected', `${loop} Sent anyway: this key’s loop guard only warns.`)] : [], remember }
+}

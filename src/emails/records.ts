@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
+import { withBroadcastContent } from '../broadcasts/personalise'
 import type { Executor } from '../db'
 import { composeMessage } from '../delivery/mime'
 import { pageOf } from '../db/paging'
@@ -49,8 +50,14 @@ export async function findEmail(deps: Deps, actor: Actor, id: string) {
   return row
 }
 
+/** An email as it went out: a broadcast's email with its recipient's copy of the bodies. */
+async function sentForm(deps: Deps, actor: Actor, id: string) {
+  const [row] = await withBroadcastContent(deps.db.q, [await findEmail(deps, actor, id)], deps)
+  return row
+}
+
 export async function getEmail(deps: Deps, actor: Actor, id: string) {
-  return toEmail(await findEmail(deps, actor, id))
+  return toEmail(await sentForm(deps, actor, id))
 }
 
 /** An ISO 8601 date or date-time; a bare date is its first instant, or with `endOfDay` its last. */
@@ -446,7 +453,7 @@ export async function attachmentsOf(deps: Deps, emailId: string) {
  * (same Message-ID, Date, body, attachments and DKIM key), for the first To recipient.
  */
 export async function emailSource(deps: Deps, actor: Actor, id: string) {
-  const row = await findEmail(deps, actor, id)
+  const row = await sentForm(deps, actor, id)
   const [domain] = row.domainId ? await deps.db.q.select().from(domains).where(eq(domains.id, row.domainId)) : []
   const raw = await composeMessage({ email: row, attachments: await attachmentsOf(deps, row.id), domain: domain ?? null, config: deps.config, secret: deps.secret })
   return { row, raw }

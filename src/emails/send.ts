@@ -8,6 +8,7 @@ import { iso } from '../lib/clock'
 import type { BucketState } from '../lib/token-bucket'
 import {
   accountChecks,
+  keyControls,
   ledgerChecks,
   ledgerFindings,
   peekRate,
@@ -19,6 +20,7 @@ import {
   type CheckResult,
   type DomainRow,
   type Ledger,
+  type SendContext,
 } from './checks'
 import { contentFindings, errorFinding, firstError, linksOf, type Finding } from './content'
 import { loadAttachments, mediaType, readDraft, type Draft } from './draft'
@@ -87,12 +89,14 @@ async function prepare(deps: Deps, actor: Actor, input: SendEmail, now: number, 
 }
 
 /** Spends from the ledger and writes every email, its attachments, its deliveries and its first event. */
-async function commit(deps: Deps, actor: Actor, items: Prepared[], now: number, onRate?: OnRate): Promise<string[]> {
+async function commit(deps: Deps, actor: Actor, items: Prepared[], now: number, onRate?: OnRate, ctx?: SendContext): Promise<string[]> {
   const n = items.reduce((sum, p) => sum + p.draft.recipients.length, 0)
   return deps.db.write(async (tx) => {
     const ledger = await readLedger(tx, deps, actor, n, now)
     const err = firstError(ledgerFindings(ledger))
     if (err) throw err
+    const controls = await keyControls(deps, actor, ledger, items.map((p) => p.draft), now, ctx)
+    for (const p of items) p.warnings.push(...controls.warnings)
     const rate = takeRate(deps, ledger, now)
     if (rate && !rate.allowed) {
       throw new AppError(rateCode(ledger), {
@@ -103,6 +107,7 @@ async function commit(deps: Deps, actor: Actor, items: Prepared[], now: number, 
     await spend(tx, actor, ledger)
     const ids: string[] = []
     for (const p of items) ids.push(await writeEmail(tx, deps, actor, p, ledger, now))
+    controls.remember?.()
     return ids
   })
 }
@@ -203,10 +208,10 @@ async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger:
 }
 
 /** POST /emails: one email, now or scheduled; every check passes or nothing is written or spent. */
-export async function sendEmail(deps: Deps, actor: Actor, input: SendEmail, onRate?: OnRate) {
+export async function sendEmail(deps: Deps, actor: Actor, input: SendEmail, onRate?: OnRate, ctx: SendContext = { replay: { kind: 'send_email', request: { input } } }) {
   const now = deps.clock.now()
   const p = await prepare(deps, actor, input, now)
-  const [id] = await commit(deps, actor, [p], now, onRate)
+  const [id] = await commit(deps, actor, [p], now, onRate, ctx)
   return { object: 'email' as const, id }
 }
 
@@ -244,7 +249,8 @@ export async function sendBatch(deps: Deps, actor: Actor, items: SendEmail[], mo
       errors.push({ index, message: e.message, code: e.code })
     }
   }
-  const ids = ready.length ? await commit(deps, actor, ready, now, onRate) : []
+  const ctx: SendContext = { replay: { kind: 'send_batch', request: { items, mode } }, batch: true }
+  const ids = ready.length ? await commit(deps, actor, ready, now, onRate, ctx) : []
   const data = ids.map((id) => ({ id }))
   return mode === 'permissive' ? { data, errors } : { data }
 }

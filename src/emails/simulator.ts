@@ -6,7 +6,7 @@
 export type SimulatorBehaviour = 'delivered' | 'bounced' | 'complained' | 'suppressed' | 'delayed'
 
 export const SIMULATOR_DOMAINS = ['simulator.test', 'resend.dev']
-const BEHAVIOURS: SimulatorBehaviour[] = ['delivered', 'bounced', 'complained', 'suppressed', 'delayed']
+export const BEHAVIOURS: SimulatorBehaviour[] = ['delivered', 'bounced', 'complained', 'suppressed', 'delayed']
 
 export function simulatorBehaviour(address: string): SimulatorBehaviour | null {
   const m = address.toLowerCase().match(/^([a-z]+)(\+[^@]*)?@([a-z0-9.-]+)$/)

@@ -1,3 +1,4 @@
+import type { Tx } from '../db'
 import { CATALOGUE, type ErrorCode } from './catalogue'
 
 export interface FieldIssue {
@@ -13,10 +14,12 @@ export class AppError extends Error {
   readonly extra?: Record<string, unknown>
   readonly retryAfter?: number
   readonly headers?: Record<string, string>
+  /** Writes that stand although the request fails (a pending agent action, an expiry): run in a transaction of their own after the request's is undone. */
+  readonly keep?: (tx: Tx) => Promise<unknown>
 
   constructor(
     code: ErrorCode,
-    opts: { message?: string; details?: FieldIssue[]; extra?: Record<string, unknown>; retryAfter?: number; headers?: Record<string, string> } = {},
+    opts: { message?: string; details?: FieldIssue[]; extra?: Record<string, unknown>; retryAfter?: number; headers?: Record<string, string>; keep?: (tx: Tx) => Promise<unknown> } = {},
   ) {
     super(opts.message ?? CATALOGUE[code].message)
     this.code = code
@@ -24,6 +27,7 @@ export class AppError extends Error {
     this.extra = opts.extra
     this.retryAfter = opts.retryAfter
     this.headers = opts.headers
+    this.keep = opts.keep
   }
 
   get status() {

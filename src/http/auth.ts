@@ -1,7 +1,8 @@
-import { rateLimitOf, resolveToken } from '../api-keys/service'
+import { rateLimitOf } from '../api-keys/service'
 import type { RootDeps } from '../deps'
 import { AppError } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
+import { bearerChallenge, oauthTokenRefused, resolveCredential } from '../oauth/tokens'
 import { fromOwnOrigin, sessionTokenOf } from '../sessions/cookie'
 import { resolveSession } from '../sessions/service'
 import { changeRoleFor, requireRole } from '../team/roles'
@@ -38,11 +39,12 @@ export async function authenticate(root: RootDeps, request: Request, level: Excl
     const cookie = sessionTokenOf(request)
     if (cookie) return authenticateSession(root, request, level, path, st, cookie)
     spendByAddress(root, st)
-    throw new AppError('missing_api_key')
+    throw new AppError('missing_api_key', { headers: bearerChallenge(root.config.baseUrl) })
   }
-  const found = await resolveToken(root, token)
+  const found = await resolveCredential(root, token)
   if (!found.ok) {
     spendByAddress(root, st)
+    if (found.reason === 'oauth_token') throw oauthTokenRefused(root.config.baseUrl)
     throw new AppError('invalid_api_key', { message: REASONS[found.reason] })
   }
   const key = found.key

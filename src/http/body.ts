@@ -25,11 +25,12 @@ const isJson = (contentType: string) => /^application\/([a-z0-9.+-]+\+)?json\s*(
 /**
  * Recipient-facing forms, not API operations: the one-click unsubscribe POST (RFC 8058
  * sends `List-Unsubscribe=One-Click` as a form), the preference page and the resubscribe
- * confirmation. They take an
+ * confirmation; and OAuth's form-encoded endpoints (RFC 6749, RFC 7009) and consent
+ * form. They take an
  * HTML form body (url-encoded or multipart) read as `{name: value | value[]}`; any
  * other body is ignored there, so a mailbox provider's POST is never refused for its type.
  */
-const FORM = [/^POST \/unsubscribe\/[^/]+(\/preferences)?$/, /^POST \/resubscribe\/[^/]+$/]
+const FORM = [/^POST \/unsubscribe\/[^/]+(\/preferences)?$/, /^POST \/resubscribe\/[^/]+$/, /^POST \/oauth\/(authorize|token|revoke)$/]
 
 export const isFormRoute = (method: string, path: string) => FORM.some((r) => r.test(`${method} ${path}`))
 

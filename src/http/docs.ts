@@ -11,13 +11,16 @@ export interface OpSpec {
   errors?: ErrorCode[]
   body?: boolean
   description?: string
+  /** Path parameters the document names otherwise than the router (which allows one name per path position). */
+  pathNames?: Record<string, string>
 }
 
 /** The codes the platform itself can answer for an operation of this kind. */
 export function platformErrors(s: Pick<OpSpec, 'auth' | 'method' | 'body'>): ErrorCode[] {
   const codes: ErrorCode[] = ['rate_limit_exceeded', 'internal_server_error', 'validation_error']
-  // A console session is a credential on every non-public route: it may have ended, or owe its second factor.
-  if (s.auth !== 'public') codes.push('missing_api_key', 'invalid_api_key', 'kill_switch_active', 'rate_ceiling_exceeded', 'session_required', 'mfa_required')
+  // A console session is a credential on every non-public route: it may have ended, or owe its second factor;
+  // so is a tool client's OAuth access token, which may have expired.
+  if (s.auth !== 'public') codes.push('missing_api_key', 'invalid_api_key', 'oauth_token_invalid', 'kill_switch_active', 'rate_ceiling_exceeded', 'session_required', 'mfa_required')
   if (s.auth === 'full' || s.auth === 'send') codes.push('restricted_api_key')
   if (s.auth === 'person') codes.push('human_action_required')
   if (s.method !== 'GET') {
@@ -60,6 +63,7 @@ export function op(s: OpSpec) {
       ...(s.auth === 'public' ? { security: [] } : s.auth === 'session' || s.auth === 'person' ? { security: [{ session: [] }] } : {}),
       'x-error-responses': responses,
       'x-auth': s.auth,
+      ...(s.pathNames ? { 'x-path-names': s.pathNames } : {}),
     },
   }
 }

@@ -119,6 +119,7 @@ export function platform(root: RootDeps, routes: RouteTable) {
       await st.unit?.finish(false).catch(() => undefined)
       if (st.idem) await release(root.db, st.idem.accountId, st.idem.key).catch(() => undefined)
       let err = toAppError(code, error, request.url)
+      if (err.keep) await root.db.write(err.keep)
       const headers: Record<string, string> = { 'x-request-id': st.id }
       if (code === 'NOT_FOUND' && st.level === undefined) {
         const allowed = routes.methodsFor(path)

@@ -1,5 +1,6 @@
 import { Cron } from 'croner'
 import { lt } from 'drizzle-orm'
+import { expireActions } from '../agent-actions/service'
 import { purgeSignals } from '../automations/signals'
 import type { RootDeps } from '../deps'
 import { apiKeyUsage } from '../db/tables'
@@ -9,6 +10,7 @@ import { DAY, iso } from '../lib/clock'
 import { purgeRequestLogs } from '../logs/buffer'
 import { purgeSessions } from '../sessions/service'
 import { purgeWebhookLog } from '../webhooks/retention'
+import { runKillSwitch } from '../trust/kill-switch'
 
 /** The scheduler's jobs, as data: what runs, when (croner pattern, seconds first), and how. */
 export interface Job {
@@ -31,6 +33,8 @@ export const JOBS: Job[] = [
   { name: 'purge-request-logs', pattern: '0 41 * * * *', run: (r) => purgeRequestLogs(r.db, r.clock.now()) },
   { name: 'purge-webhook-log', pattern: '0 53 * * * *', run: (r) => purgeWebhookLog(r.db, r.clock.now()) },
   { name: 'purge-console-sessions', pattern: '0 11 * * * *', run: (r) => purgeSessions(r.db, r.clock.now()) },
+  { name: 'expire-agent-actions', pattern: '0 * * * * *', run: (r) => expireActions(r) },
+  { name: 'kill-switch', pattern: '30 * * * * *', run: (r) => runKillSwitch(r) },
 ]
 
 /** Runs the jobs in this process; a job never overlaps itself, and a failure is logged, not fatal. */

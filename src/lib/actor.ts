@@ -8,6 +8,8 @@ export interface Actor {
   domainScope: string | null
   /** The person behind a console session (kind 'session'), with their role in the account. */
   person?: SessionPerson
+  /** The agent action a person approved, which this call carries out: its holds do not apply again. */
+  approvedAction?: string
 }
 
 export type Role = 'owner' | 'admin' | 'developer' | 'viewer'

@@ -23,5 +23,6 @@ export class ManualClock implements Clock {
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString()
+export const MINUTE = 60_000
 export const HOUR = 3_600_000
 export const DAY = 24 * HOUR

@@ -99,10 +99,15 @@ function entryOf(root: RootDeps, st: RequestState, c: Answered): Omit<LogEntry, 
 export function captureRequest(root: RootDeps, c: Answered) {
   const st = stateOf(c.request)
   if (!st || st.level === 'public') return
-  const known = st.caller ?? st.actor
-  if (known) return root.requestLog.record({ ...entryOf(root, st, c), accountId: known.accountId, keyId: known.keyId })
-  const token = st.level === undefined ? bearerToken(c.request) : undefined
-  if (!token) return
-  const entry = entryOf(root, st, c)
-  root.requestLog.add(keyOwner(root, token).then((who) => who && { ...entry, ...who }))
+  try {
+    const known = st.caller ?? st.actor
+    if (known) return root.requestLog.record({ ...entryOf(root, st, c), accountId: known.accountId, keyId: known.keyId })
+    const token = st.level === undefined ? bearerToken(c.request) : undefined
+    if (!token) return
+    const entry = entryOf(root, st, c)
+    root.requestLog.add(keyOwner(root, token).then((who) => who && { ...entry, ...who }))
+  } catch (e) {
+    // The reply has left; a log entry that cannot be made must not take the process with it.
+    root.log.error('request log entry failed', { request_id: st.id, error: (e as Error).message })
+  }
 }

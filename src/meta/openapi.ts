@@ -29,6 +29,23 @@ const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema))
 
 const openApiPath = (path: string) => path.replace(/:([^/]+)/g, '{$1}').replace(/(.)\/$/, '$1')
 
+type PathParam = { in?: string; name?: string }
+
+/** Moves operations whose route names a path parameter otherwise than the document (`x-path-names` from `op()`). */
+function renamePathParams(paths: Record<string, Record<string, Operation>>) {
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const names = operation['x-path-names'] as Record<string, string> | undefined
+      if (!names) continue
+      delete operation['x-path-names']
+      for (const p of (operation.parameters ?? []) as PathParam[]) if (p.in === 'path' && p.name && names[p.name]) p.name = names[p.name]
+      delete item[method]
+      ;(paths[path.replace(/\{([^}]+)\}/g, (m, n: string) => (names[n] ? `{${names[n]}}` : m))] ??= {})[method] = operation
+    }
+    if (!Object.keys(item).length) delete paths[path]
+  }
+}
+
 /**
  * The OpenAPI 3.1 document, generated from the same TypeBox schemas that validate
  * requests. The generator does not see bodies read by our own JSON parser, nor the
@@ -50,6 +67,7 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
       operation.responses = { ...(operation.responses as object), ...errors }
     }
   }
+  renamePathParams((paths ?? {}) as Record<string, Record<string, Operation>>)
   return {
     openapi: '3.1.0',
     info: {

@@ -52,5 +52,6 @@ export const metricsRoutes = (platform: Platform) =>
         auth: 'full',
         method: 'GET',
       }),
+      query: t.Object({}),
       response: { 200: s.Usage },
     })

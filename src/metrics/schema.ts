@@ -1,5 +1,5 @@
 import { t, type Static } from 'elysia'
-import { Period, Permission } from '../api-keys/schema'
+import { KeyLimits, Permission } from '../api-keys/schema'
 import { Timestamp, Uuid } from '../http/schemas'
 import { METRICS } from './counters'
 
@@ -107,19 +107,10 @@ export const Usage = t.Object({
   domains: t.Object({ used: t.Integer(), limit: t.Nullable(t.Integer()) }),
   rate_limit: t.Object({ limit: t.Integer({ description: 'requests (and emails) per window for a key without its own ceiling' }), duration: t.String() }),
   api_keys: t.Array(
-    t.Object({
-      id: Uuid,
-      name: t.String(),
-      permission: Permission,
-      budget_per_period: t.Nullable(t.Integer()),
-      period: Period,
-      used: t.Integer({ description: 'emails spent in the current period' }),
-      remaining: t.Nullable(t.Integer()),
-      period_started_at: Timestamp,
-      resets_at: Timestamp,
-      rate_ceiling_per_minute: t.Nullable(t.Integer()),
-      paused: t.Boolean(),
-    }),
+    t.Composite([
+      t.Object({ id: Uuid, name: t.String(), permission: Permission }),
+      t.Pick(KeyLimits, ['budget_per_period', 'period', 'used', 'remaining', 'period_started_at', 'resets_at', 'rate_ceiling_per_minute', 'paused']),
+    ]),
     { description: 'every key of the account that is not revoked' },
   ),
 })

@@ -5,6 +5,7 @@ import type { Deps } from '../deps'
 import { AppError, notFound } from '../errors/app-error'
 import { bareAddress } from '../emails/address'
 import { sendEmail, type OnRate } from '../emails/send'
+import { autoReplyMark } from '../trust/loop-guard'
 import type { SendEmail } from '../emails/schema'
 import type { Actor } from '../lib/actor'
 import { iso } from '../lib/clock'
@@ -306,7 +307,7 @@ export async function replyTo(deps: Deps, actor: Actor, id: string, body: Reply,
     scheduled_at: body.scheduled_at,
     ...(body.click_tracking !== undefined ? { click_tracking: body.click_tracking } : {}),
   }
-  const sent = await sendEmail(deps, actor, input, onRate)
+  const sent = await sendEmail(deps, actor, input, onRate, { replay: { kind: 'reply', request: { inbound_id: id, body } }, answersAutoReply: autoReplyMark(row.headers) })
   const at = iso(deps.clock.now())
   await deps.db.write((tx) =>
     addToThread(tx, deps.ids, { accountId: actor.accountId, threadId: row.threadId, messageId: `${sent.id}@${deps.config.hostname}`, direction: 'outbound', emailId: sent.id, at }),

@@ -8,7 +8,7 @@ import * as svc from './service'
 
 const tag = 'accounts'
 
-export const clientOf = (request: Request) => stateOf(request)?.address ?? 'local'
+const clientOf = (request: Request) => stateOf(request)?.address ?? 'local'
 
 export const sessionRoutes = (platform: Platform) =>
   new Elysia({ name: 'sessions', prefix: '/auth' })

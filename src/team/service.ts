@@ -260,7 +260,7 @@ export async function cancelInvite(deps: Deps, actor: Actor, id: string) {
     const [row] = await tx.select().from(invites).where(and(eq(invites.id, id.toLowerCase()), pendingIn(actor.accountId, now)))
     if (!row) throw notFound(`Pending invitation ${id}`)
     await tx.update(invites).set({ status: 'cancelled', updatedAt: iso(now) }).where(eq(invites.id, row.id))
-    await recordChange(deps, actor, { resource: 'invite', resourceId: row.id, action: 'deleted', before: toInvite(row, now), after: { ...toInvite(row, now), status: 'cancelled' } })
+    await recordChange(deps, actor, { resource: 'invite', resourceId: row.id, action: 'cancelled', before: toInvite(row, now), after: { ...toInvite(row, now), status: 'cancelled' } })
     return { object: 'invite' as const, id: row.id, deleted: true }
   })
 }

@@ -1,4 +1,3 @@
-import { compile } from 'html-to-text'
 import type { TemplateValue, TemplateVariable, templateVersions } from '../db/tables'
 import { errorFinding, type Finding } from '../emails/content'
 import { escapeHtml } from '../lib/html'
@@ -73,7 +72,12 @@ const fill = (s: string, values: Map<string, string>, escape: boolean) =>
     return escape ? escapeHtml(value) : value
   })
 
-const htmlToText = compile({})
+let toText: ((html: string) => string) | undefined
+/** html-to-text loads on first use: processes that never derive a text part (the delivery worker, for one) never pay for it. */
+function htmlToText(html: string) {
+  toText ??= (require('html-to-text') as typeof import('html-to-text')).compile({})
+  return toText(html)
+}
 
 /**
  * Renders subject, html and text with the variables `given`. Values are escaped

@@ -2,6 +2,7 @@ import { and, eq, ne, sql, type SQL } from 'drizzle-orm'
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { recordChange } from '../audit/record'
 import { automationsUsing } from '../automations/usage'
+import { broadcastsUsingTemplate } from '../broadcasts/usage'
 import type { Executor, Tx } from '../db'
 import { pageOf } from '../db/paging'
 import { templates, templateVersions } from '../db/tables'
@@ -185,7 +186,7 @@ export async function updateTemplate(deps: Deps, actor: Actor, ref: string, inpu
  * automations, which render when they run, add their references here.
  */
 export async function templateUsers(q: Executor, accountId: string, templateId: string): Promise<string[]> {
-  return automationsUsing(q, accountId, 'template', templateId)
+  return [...(await broadcastsUsingTemplate(q, accountId, templateId)), ...(await automationsUsing(q, accountId, 'template', templateId))]
 }
 
 /** Removes the template and every published version, unless something still uses it. */

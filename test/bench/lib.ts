@@ -1,5 +1,7 @@
+import type { Client } from '@libsql/client'
 import { spawn, type Subprocess } from 'bun'
-import { mkdtempSync } from 'node:fs'
+import { generateKeyPairSync } from 'node:crypto'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -76,3 +78,57 @@ export async function stop(p: Subprocess) {
 }
 
 export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a')
+
+export const KEY = 'mr_bench_bench_bench_bench_bench_bench_1234'
+
+/** `bun src/index.ts` on a fresh data folder, with KEY as its key and rate limits out of the way. */
+export async function startMailroom(env: Record<string, string>) {
+  const port = await freePort()
+  const dir = tempDir('server')
+  const p = startProcess([BUN, 'src/index.ts'], {
+    PORT: String(port),
+    MAILROOM_DATA_DIR: dir,
+    MAILROOM_BOOTSTRAP_KEY: KEY,
+    MAILROOM_RATE_LIMIT: '1000000',
+    MAILROOM_PUBLIC_RATE_LIMIT: '1000000',
+    MAILROOM_HOSTNAME: 'bench.local',
+    ...env,
+  })
+  try {
+    await waitFor(`http://127.0.0.1:${port}/health`)
+  } catch (e) {
+    p.kill()
+    throw new Error(`${(e as Error).message}: ${await new Response(p.stderr as ReadableStream).text()}`)
+  }
+  return { p, port, dir, url: `http://127.0.0.1:${port}` }
+}
+
+export const api = (base: string, method: string, path: string, body?: unknown) =>
+  fetch(base + path, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+
+/** A wrk script that sends one transactional email to a simulator address per request; returns its path. */
+export function sendScript(dir: string) {
+  const script = `${dir}/send.lua`
+  writeFileSync(
+    script,
+    `wrk.method = "POST"
+wrk.headers["Authorization"] = "Bearer ${KEY}"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"from":"Bench <bench@bench.test>","to":"delivered@simulator.test","subject":"Bench","text":"${'Hello from the benchmark. '.repeat(8)}"}'
+`,
+  )
+  return script
+}
+
+/** A verified sending domain with a fresh DKIM key, written straight into the database: the benchmarks are about sending, not DNS. */
+export async function insertVerifiedDomain(db: Client, name: string) {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const account = (await db.execute('select id from accounts limit 1')).rows[0].id as string
+  const now = new Date().toISOString()
+  await db.execute({
+    sql: `insert into domains (id, account_id, name, region, status, custom_return_path, click_tracking, open_tracking, tls, sending_enabled, receiving_enabled,
+      dkim_selector, dkim_private_key, dkim_public_key, records, created_at, updated_at) values (?, ?, ?, 'us', 'verified', 'send', 0, 0, 'opportunistic', 1, 0, 'bench', ?, ?, '[]', ?, ?)`,
+    args: [crypto.randomUUID(), account, name, privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, publicKey.export({ type: 'spki', format: 'der' }).toString('base64'), now, now],
+  })
+  return account
+}

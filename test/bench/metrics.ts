@@ -96,7 +96,7 @@ async function seed(dir: string, total: number, now: number) {
       recorded += batch.length
     }
   }
-  const [{ n }] = await root.db.execute('select count(*) as n from metric_rollups')
+  const [{ n }] = await root.db.execute('select count(*) as n from metric_counts')
   root.db.close()
   return { events: recorded, perSecond: recorded / (spent / 1000), rollupRows: Number(n) }
 }

@@ -2,12 +2,12 @@
 // ceiling measured in the same run (never as a pass/fail test). Needs wrk and
 // Postfix's smtp-sink (Debian: apt-get install wrk postfix).
 import { createClient } from '@libsql/client'
-import { generateKeyPairSync } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { broadcastFanout } from './broadcast'
 import { inboundPerSecond } from './inbound'
 import { metricsLatency } from './metrics'
-import { BUN, fmt, freePort, has, startProcess, stop, tempDir, waitFor, wrk } from './lib'
+import { segmentResolution } from './segments'
+import { api, BUN, fmt, freePort, has, insertVerifiedDomain, sendScript, startMailroom, startProcess, stop, tempDir, waitFor, wrk } from './lib'
 import { webhookDeliveriesPerSecond } from './webhooks'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -15,7 +15,7 @@ const DELIVER = Number(process.env.BENCH_DELIVER ?? 10_000)
 const RECEIVE = Number(process.env.BENCH_RECEIVE ?? 5_000)
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 10_000)
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000)
-const KEY = 'mr_bench_bench_bench_bench_bench_bench_1234'
+const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000)
 const rows: [string, string, string, string][] = []
 const report = (what: string, value: string, ceiling: string, ratio: string) => {
   rows.push([what, value, ceiling, ratio])
@@ -48,41 +48,9 @@ async function insertCeiling() {
   return n / SECONDS
 }
 
-async function startMailroom(env: Record<string, string>) {
-  const port = await freePort()
-  const dir = tempDir('server')
-  const p = startProcess([BUN, 'src/index.ts'], {
-    PORT: String(port),
-    MAILROOM_DATA_DIR: dir,
-    MAILROOM_BOOTSTRAP_KEY: KEY,
-    MAILROOM_RATE_LIMIT: '1000000',
-    MAILROOM_PUBLIC_RATE_LIMIT: '1000000',
-    MAILROOM_HOSTNAME: 'bench.local',
-    ...env,
-  })
-  try {
-    await waitFor(`http://127.0.0.1:${port}/health`)
-  } catch (e) {
-    p.kill()
-    throw new Error(`${(e as Error).message}: ${await new Response(p.stderr as ReadableStream).text()}`)
-  }
-  return { p, port, dir, url: `http://127.0.0.1:${port}` }
-}
-
-const api = (base: string, method: string, path: string, body?: unknown) =>
-  fetch(base + path, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
-
 async function acceptedSends() {
   const m = await startMailroom({ MAILROOM_DELIVERY: 'capture' })
-  const script = join(m.dir, 'send.lua')
-  writeFileSync(
-    script,
-    `wrk.method = "POST"
-wrk.headers["Authorization"] = "Bearer ${KEY}"
-wrk.headers["Content-Type"] = "application/json"
-wrk.body = '{"from":"Bench <bench@bench.test>","to":"delivered@simulator.test","subject":"Bench","text":"${'Hello from the benchmark. '.repeat(8)}"}'
-`,
-  )
+  const script = sendScript(m.dir)
   const check = await api(m.url, 'POST', '/emails', { from: 'bench@bench.test', to: 'delivered@simulator.test', subject: 'x', text: 'y' })
   if (check.status !== 200) throw new Error(`POST /emails answered ${check.status}: ${await check.text()}`)
   const r = await wrk(`${m.url}/emails`, { seconds: SECONDS, script })
@@ -96,16 +64,8 @@ async function deliveredPerSecond() {
   const sink = startProcess(['smtp-sink', '-u', process.env.USER ?? 'root', `127.0.0.1:${sinkPort}`, '1000'], {})
   await Bun.sleep(300)
   const m = await startMailroom({ MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: `smtp://127.0.0.1:${sinkPort}` })
-  // A verified sending domain, written straight into the database: the benchmark is about delivery, not DNS.
   const db = createClient({ url: `file:${join(m.dir, 'mailroom.db')}` })
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
-  const account = (await db.execute('select id from accounts limit 1')).rows[0].id as string
-  const now = new Date().toISOString()
-  await db.execute({
-    sql: `insert into domains (id, account_id, name, region, status, custom_return_path, click_tracking, open_tracking, tls, sending_enabled, receiving_enabled,
-      dkim_selector, dkim_private_key, dkim_public_key, records, created_at, updated_at) values (?, ?, 'bench.test', 'us', 'verified', 'send', 0, 0, 'opportunistic', 1, 0, 'bench', ?, ?, '[]', ?, ?)`,
-    args: [crypto.randomUUID(), account, privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, publicKey.export({ type: 'spki', format: 'der' }).toString('base64'), now, now],
-  })
+  await insertVerifiedDomain(db, 'bench.test')
   const started = performance.now()
   for (let i = 0; i < DELIVER; i += 100) {
     const batch = Array.from({ length: Math.min(100, DELIVER - i) }, (_, j) => ({ from: 'Bench <bench@bench.test>', to: `user${i + j}@sink.test`, subject: `Bench ${i + j}`, text: 'Hello from the benchmark. '.repeat(8) }))
@@ -171,6 +131,17 @@ async function main() {
   }
   const w = await webhookDeliveriesPerSecond(WEBHOOKS)
   report(`webhook deliveries to a receiver on loopback (${fmt(w.delivered)} signed events, ${w.concurrency} in flight)`, `${fmt(w.perSecond)} /s`, `${fmt(w.ceiling)} req/s into the same receiver`, fmt(w.perSecond / w.ceiling, 3))
+  const seg = await segmentResolution(CONTACTS)
+  const ceiling = `${fmt(seg.scan.ms, 1)} ms reading every contact id`
+  report(`rule segment members (property, topic answer, opened in 30 days) of ${fmt(seg.contacts)} contacts, ${fmt(seg.events)} events, via segmentFilter`, `${fmt(seg.rule.ms, 1)} ms`, ceiling, fmt(seg.scan.ms / seg.rule.ms, 2))
+  report(`static segment members (${fmt(seg.stat.value)} of ${fmt(seg.contacts)} contacts) via segmentFilter`, `${fmt(seg.stat.ms, 1)} ms`, ceiling, fmt(seg.scan.ms / seg.stat.ms, 2))
+  for (const recipients of has('smtp-sink') ? (['simulator', 'sink'] as const) : (['simulator'] as const)) {
+    const b = await broadcastFanout(CONTACTS, SECONDS, recipients)
+    const what = `broadcast to ${fmt(b.contacts)} contacts (${recipients === 'sink' ? 'real addresses, delivered DKIM-signed into smtp-sink meanwhile' : 'simulator addresses'})`
+    report(`${what}: send reply (recipients counted) / every email enqueued`, `${fmt(b.replyMs)} ms / ${fmt(b.enqueueSeconds, 1)} s`, 'target 10 s', fmt(10 / b.enqueueSeconds, 2))
+    report(`${what}: server peak memory`, `${fmt(b.rssAfterMb)} MB (${fmt(b.rssBeforeMb)} MB before)`, '', '')
+    report(`${what}: POST /emails p50 / p99 while it fans out`, `${fmt(b.during.p50ms, 1)} ms / ${fmt(b.during.p99ms, 1)} ms`, `alone ${fmt(b.alone.p50ms, 1)} ms / ${fmt(b.alone.p99ms, 1)} ms`, fmt(b.alone.p99ms / b.during.p99ms, 2))
+  }
   console.log('\n| figure | value | ceiling | ratio |\n| --- | --- | --- | --- |')
   for (const r of rows) console.log(`| ${r.join(' | ')} |`)
 }

@@ -7,9 +7,10 @@ const bearer = { authorization: `Bearer ${FIXED}` }
 
 /**
  * Every refusal the platform itself gives on a GET of a full_access route, as
- * scenarios: no key, an unknown, revoked or sending-only key, a key paused by the
- * kill switch, a spent rate ceiling or window, and an unexpected storage failure
- * (the route's `table` dropped under it).
+ * scenarios: no key, an unknown, revoked or sending-only key, a console session
+ * that ended or still owes its second factor, a key paused by the kill switch, a
+ * spent rate ceiling or window, and an unexpected storage failure (the route's
+ * `table` dropped under it).
  */
 export function guardScenarios(path: string, table: string): Scenario[] {
   return [
@@ -18,6 +19,7 @@ export function guardScenarios(path: string, table: string): Scenario[] {
     { name: 'refuses a revoked key', method: 'GET', path, as: 'revoked', status: 403, code: 'invalid_api_key' },
     { name: 'refuses a sending-only key', method: 'GET', path, as: 'sending', status: 403, code: 'restricted_api_key' },
     { name: 'refuses a console session that has ended', method: 'GET', path, as: 'none', headers: { cookie: 'mailroom_session=ended' }, status: 401, code: 'session_required' },
+    { name: 'refuses a console session whose second factor is due', method: 'GET', path, as: { mfa: 'pending' }, status: 401, code: 'mfa_required' },
     {
       name: 'refuses a key paused by the kill switch',
       method: 'GET',

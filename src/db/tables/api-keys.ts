@@ -19,7 +19,7 @@ export const apiKeys = sqliteTable(
     budgetPerPeriod: integer('budget_per_period'),
     period: text('period', { enum: ['hourly', 'daily', 'weekly', 'monthly'] }).notNull(),
     rateCeilingPerMinute: integer('rate_ceiling_per_minute'),
-    loopGuard: text('loop_guard', { enum: ['off', 'warn', 'block'] }).notNull(),
+    loopGuard: text('loop_guard', { enum: ['off', 'warn', 'hold', 'block'] }).notNull(),
     pausedAt: text('paused_at'),
     pausedReason: text('paused_reason'),
     createdByKeyId: text('created_by_key_id'),

@@ -8,6 +8,9 @@ export const auditEntries = sqliteTable(
     accountId: text('account_id').notNull(),
     actorKind: text('actor_kind', { enum: ['key', 'session', 'system'] }).notNull(),
     actorKeyId: text('actor_key_id'),
+    /** The person and console session behind a `session` change. */
+    actorPersonId: text('actor_person_id'),
+    actorSessionId: text('actor_session_id'),
     resource: text('resource').notNull(),
     resourceId: text('resource_id').notNull(),
     action: text('action').notNull(),

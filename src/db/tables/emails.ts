@@ -46,7 +46,13 @@ export const emails = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
-  (t) => [index('emails_account').on(t.accountId, t.id), index('emails_account_event').on(t.accountId, t.lastEvent, t.id), index('emails_message_id').on(t.messageId)],
+  (t) => [
+    index('emails_account').on(t.accountId, t.id),
+    index('emails_account_event').on(t.accountId, t.lastEvent, t.id),
+    index('emails_message_id').on(t.messageId),
+    // A broadcast's emails: its fan-out, cancel, recipients listing and clicked links.
+    index('emails_broadcast').on(t.broadcastId, t.id),
+  ],
 )
 
 export const emailAttachments = sqliteTable(
@@ -127,7 +133,12 @@ export const emailEvents = sqliteTable(
     data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
     createdAt: text('created_at').notNull(),
   },
-  (t) => [index('email_events_email').on(t.emailId, t.id), index('email_events_account_type').on(t.accountId, t.type, t.createdAt)],
+  (t) => [
+    index('email_events_email').on(t.emailId, t.id),
+    index('email_events_account_type').on(t.accountId, t.type, t.createdAt),
+    // Segment engagement rules: did this address open or click lately.
+    index('email_events_recipient').on(t.accountId, t.recipient, t.type, t.createdAt),
+  ],
 )
 
 /** Addresses the account must not send to; hard bounces and complaints add themselves. */

@@ -1,8 +1,10 @@
 import { index, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import type { Match, Rule } from '../../segments/schema'
 
 /**
- * A segment (an audience, under its older name). Minimal for now: enough for static
- * membership; rules come with the segments work.
+ * A segment (an audience, under its older name). With no rules it is static: its
+ * members are `segment_contacts` rows. With rules, its members are the contacts
+ * matching them, computed whenever the segment is read.
  */
 export const segments = sqliteTable(
   'segments',
@@ -10,6 +12,8 @@ export const segments = sqliteTable(
     id: text('id').primaryKey(),
     accountId: text('account_id').notNull(),
     name: text('name').notNull(),
+    match: text('match').$type<Match>().notNull().default('all'),
+    rules: text('rules', { mode: 'json' }).$type<Rule[]>().notNull().default([]),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },

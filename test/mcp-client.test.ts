@@ -1,0 +1,89 @@
+// The official MCP client (Client + StreamableHTTPClientTransport) against the real
+// app listening on 127.0.0.1: what an agent's tool host does.
+import { afterEach, describe, expect, test } from 'bun:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { harness, type Harness } from './support/harness'
+
+let open: { h: Harness; server: ReturnType<typeof Bun.serve>; clients: Client[] }[] = []
+afterEach(async () => {
+  for (const o of open) {
+    for (const c of o.clients) await c.close()
+    o.server.stop(true)
+    await o.h.close()
+  }
+  open = []
+})
+
+async function serve() {
+  const h = await harness()
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => h.app.handle(req) })
+  const entry = { h, server, clients: [] as Client[] }
+  open.push(entry)
+  const connect = async (token: string) => {
+    const client = new Client({ name: 'test-agent', version: '1.0.0' })
+    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${server.port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } })
+    await client.connect(transport)
+    entry.clients.push(client)
+    return { client, transport }
+  }
+  return { h, connect }
+}
+
+const mail = (n: number) => ({ from: 'Agent <agent@mcp-client.test>', to: `delivered+${n}@simulator.test`, subject: `Hello ${n}`, text: 'Sent through MCP.' })
+const json = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0].text)
+
+describe('MCP over Streamable HTTP with the official client', () => {
+  test('connects with a key, lists the tools with the REST schemas, sends to the simulator and reads the email back', async () => {
+    const { h, connect } = await serve()
+    const { client, transport } = await connect(h.token)
+    expect(transport.sessionId).toMatch(/^[A-Za-z0-9]{32}$/)
+    expect(client.getServerVersion()).toMatchObject({ name: 'mailroom' })
+
+    const { tools } = await client.listTools()
+    const names = tools.map((t) => t.name)
+    for (const n of ['send_email', 'send_batch', 'get_email', 'list_email_events', 'explain_email', 'list_contacts', 'create_contact', 'list_topics', 'create_segment', 'create_broadcast', 'send_broadcast', 'get_metrics', 'create_webhook', 'get_key_limits', 'get_usage']) {
+      expect(names).toContain(n)
+    }
+    // The tool's schema is the route's: the same TypeBox object that validates POST /emails.
+    const route = (h.app.routes as any[]).find((r) => r.method === 'POST' && r.path === '/emails')
+    const send = tools.find((t) => t.name === 'send_email')!
+    expect(send.inputSchema.properties).toEqual(JSON.parse(JSON.stringify(route.hooks.body.properties)))
+    expect(send.description).toContain('POST /emails')
+
+    const sent = await client.callTool({ name: 'send_email', arguments: mail(1) })
+    expect(sent.isError, JSON.stringify(sent)).toBe(false)
+    const id = json(sent).id
+    expect(id).toBeTruthy()
+    const got = await client.callTool({ name: 'get_email', arguments: { id } })
+    expect(got.isError).toBe(false)
+    expect(got.structuredContent).toMatchObject({ id, subject: 'Hello 1' })
+    const events = await client.callTool({ name: 'list_email_events', arguments: { id } })
+    expect(events.isError, JSON.stringify(events)).toBe(false)
+    // The same email over REST: one system, two doors.
+    expect((await h.call('GET', `/emails/${id}`)).body.subject).toBe('Hello 1')
+  })
+
+  test('a key with a budget of 2 sends two emails, and the third is refused with agent_budget_exceeded', async () => {
+    const { h, connect } = await serve()
+    const key = await h.key({ name: 'agent', budget_per_period: 2, period: 'monthly' })
+    const { client } = await connect(key.token)
+    for (const n of [1, 2]) expect((await client.callTool({ name: 'send_email', arguments: mail(n) })).isError).toBe(false)
+    const refused = await client.callTool({ name: 'send_email', arguments: mail(3) })
+    expect(refused.isError).toBe(true)
+    expect(json(refused)).toMatchObject({ code: 'agent_budget_exceeded', fix: expect.any(String), docs_url: 'http://mailroom.test/docs/errors/agent_budget_exceeded' })
+    expect(refused._meta).toMatchObject({ http_status: 402 })
+    // The key reads its own limits without naming itself.
+    const limits = await client.callTool({ name: 'get_key_limits', arguments: {} })
+    expect(limits.structuredContent).toMatchObject({ key_id: key.id, budget_per_period: 2, used: 2, remaining: 0 })
+  })
+
+  test('a sending-only key sees every tool but management tools answer restricted_api_key, as over REST', async () => {
+    const { h, connect } = await serve()
+    const key = await h.key({ name: 'sender', permission: 'sending_access' })
+    const { client } = await connect(key.token)
+    const r = await client.callTool({ name: 'list_contacts', arguments: {} })
+    expect(r.isError).toBe(true)
+    expect(json(r).code).toBe('restricted_api_key')
+  })
+})
