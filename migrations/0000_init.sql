@@ -371,7 +371,7 @@ CREATE TABLE `audit_entries` (
 CREATE INDEX `audit_entries_account` ON `audit_entries` (`account_id`,`id`);--> statement-breakpoint
 CREATE INDEX `audit_entries_resource` ON `audit_entries` (`account_id`,`resource`,`resource_id`,`id`);--> statement-breakpoint
 CREATE TABLE `request_logs` (
-	`id` text PRIMARY KEY NOT NULL,
+	`id` text NOT NULL,
 	`account_id` text NOT NULL,
 	`key_id` text,
 	`method` text NOT NULL,
@@ -386,10 +386,10 @@ CREATE TABLE `request_logs` (
 	`request_body_truncated` integer NOT NULL,
 	`response_body` text,
 	`response_body_truncated` integer NOT NULL,
-	`created_at` text NOT NULL
+	`created_at` text NOT NULL,
+	PRIMARY KEY(`account_id`, `id`)
 );
 --> statement-breakpoint
-CREATE INDEX `request_logs_account` ON `request_logs` (`account_id`,`id`);--> statement-breakpoint
 CREATE TABLE `event_definitions` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { recordChange } from '../src/audit/record'
-import { REDACTED, redact } from '../src/audit/redact'
+import { REDACTED, redact, redactedJson } from '../src/audit/redact'
 import { auditEntries, deliveries, emails, segments, webhookDeliveries, webhookEndpoints } from '../src/db/tables'
 import { unsubscribeToken } from '../src/delivery/unsubscribe'
 import { inTransaction } from '../src/deps'
@@ -497,6 +497,14 @@ describe('Audit: redaction', () => {
       nested: [{ signing_secret: REDACTED, password: REDACTED, dkimPrivateKey: REDACTED, 'x-api-key': REDACTED, token_hash: REDACTED, name: 'kept' }],
       none: null,
     })
+  })
+
+  test('as JSON text: a clean body is kept as it is; anything suspect goes through the same redaction', () => {
+    const clean = { from: 'a@b.test', to: ['c@d.test'], subject: 'Hi', text: 'Hello' }
+    expect(redactedJson(clean)).toBe(JSON.stringify(clean))
+    expect(JSON.parse(redactedJson({ Private_Key: 'k', note: 'ok' }))).toEqual({ Private_Key: REDACTED, note: 'ok' })
+    expect(JSON.parse(redactedJson({ note: `key mr_${'b'.repeat(40)}` }))).toEqual({ note: `key ${REDACTED}` })
+    expect(JSON.parse(redactedJson({ html: 'x'.repeat(20) }, { maxString: 5 }))).toEqual({ html: 'xxxxx… (20 characters)' })
   })
 
   test('credential-shaped text is cut out of any string, and long strings are shortened', () => {

@@ -1,4 +1,7 @@
 import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { asc, eq } from 'drizzle-orm'
 import { auditEntries, broadcasts, deliveries, deliveryAttempts, emails } from '../src/db/tables'
 import { DeliveryWorker } from '../src/delivery/worker'
@@ -397,6 +400,22 @@ describe('Broadcasts: who receives it', () => {
       expect((await h.call('GET', `/broadcasts/${b.id}`)).body).toMatchObject({ status: 'sent', counts: { sent: 1, delivered: 1, suppressed: 1 } })
     }))
 
+  test('a one-click unsubscribe from a broadcast without a topic unsubscribes the contact from every later broadcast', () =>
+    withHarness(async (h) => {
+      const { segment } = await audience(h)
+      const first = await created(h, draft(segment.id, { send: true }))
+      await fanOut(h)
+      const ada = await emailOf(h, SIM[0])
+      const eml = (await h.call('GET', `/emails/${ada.id}/eml`)).body as string
+      const url = new URL(eml.match(/^List-Unsubscribe:\s+<([^>]+)>/m)![1])
+      const done = await h.call('POST', url.pathname, { key: null, raw: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+      expect(done.status).toBe(200)
+      expect((await h.call('GET', `/contacts/${SIM[0]}`)).body.unsubscribed).toBe(true)
+      expect((await h.call('GET', `/broadcasts/${first.id}`)).body.counts.unsubscribed).toBe(1)
+      // The next broadcast, under any topic or none, leaves the address out.
+      expect((await created(h, draft(segment.id, { send: true }))).recipient_count).toBe(1)
+    }))
+
   test('an opt-out topic takes every member but those who said no', () =>
     withHarness(async (h) => {
       const topic = (await h.call('POST', '/topics', { body: { name: 'Digest', default_subscription: 'opt_out' } })).body
@@ -422,24 +441,39 @@ describe('Broadcasts: who receives it', () => {
 })
 
 describe('Broadcasts: the fan-out job', () => {
-  test('writes the emails in chunks and resumes from its cursor when another worker takes over an expired lease', () =>
-    withHarness(async (h) => {
-      const members = Array.from({ length: 7 }, (_, i) => `delivered+m${i}@resend.dev`)
-      const { segment } = await audience(h, members)
-      const b = await created(h, draft(segment.id, { send: true }))
-      const first = broadcastWorker(h, 3)
-      expect(await first.runOnce(1)).toBe(1)
-      expect((await h.call('GET', `/broadcasts/${b.id}`)).body).toMatchObject({ status: 'queued', counts: { enqueued: 3 } })
-      // The first worker is gone (a crash): its lease holds the broadcast until it expires.
-      const second = new BroadcastWorker(h.root, { chunkSize: 3 })
-      expect(await second.runOnce()).toBe(0)
-      h.clock.advance(61_000)
-      await second.runOnce()
-      const rows = await h.root.db.q.select().from(emails)
-      expect(rows.map((e) => e.to[0]).sort()).toEqual([...members].sort())
-      expect(new Set(rows.map((e) => e.id)).size).toBe(7)
-      expect((await h.call('GET', `/broadcasts/${b.id}`)).body).toMatchObject({ status: 'sending', recipient_count: 7, counts: { enqueued: 7 } })
-    }))
+  test('writes the emails in chunks and, after a crash, resumes from its cursor once the dead worker’s lease expires', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-broadcasts-'))
+    const env = { MAILROOM_DATA_DIR: dataDir, MAILROOM_BOOTSTRAP_KEY: 'mr_broadcasts_restart_key_000000001' }
+    const members = Array.from({ length: 7 }, (_, i) => `delivered+m${i}@resend.dev`)
+    let id: string
+    try {
+      const first = await harness(env)
+      try {
+        const { segment } = await audience(first, members)
+        id = (await created(first, draft(segment.id, { send: true }))).id
+        // One chunk of three, then the process dies: its lease is not handed back.
+        expect(await broadcastWorker(first, 3).runOnce(1)).toBe(1)
+        expect((await first.call('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'queued', counts: { enqueued: 3 } })
+      } finally {
+        await first.close()
+      }
+      const second = await harness(env)
+      try {
+        const worker = new BroadcastWorker(second.root, { chunkSize: 3 })
+        expect(await worker.runOnce()).toBe(0)
+        second.clock.advance(61_000)
+        await worker.runOnce()
+        const rows = await second.root.db.q.select().from(emails)
+        expect(rows.map((e) => e.to[0]).sort()).toEqual([...members].sort())
+        expect(new Set(rows.map((e) => e.id)).size).toBe(7)
+        expect((await second.call('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'sending', recipient_count: 7, counts: { enqueued: 7 } })
+      } finally {
+        await second.close()
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
 
   test('a cancel between chunks stops the fan-out: no further email is written', () =>
     withHarness(async (h) => {

@@ -22,16 +22,14 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
-const metrics = async (query: Record<string, string>) => {
-  const r = await h.call('GET', '/metrics', { query })
+/** A 200 reply's body from `path` with this query. */
+const answer = (path: string) => async (query: Record<string, string>) => {
+  const r = await h.call('GET', path, { query })
   expect(r.status, JSON.stringify(r.body)).toBe(200)
   return r.body
 }
-const legacy = async (query: Record<string, string>) => {
-  const r = await h.call('GET', '/emails/metrics', { query })
-  expect(r.status, JSON.stringify(r.body)).toBe(200)
-  return r.body
-}
+const metrics = answer('/metrics')
+const legacy = answer('/emails/metrics')
 
 describe('GET /metrics', () => {
   test('totals over the window, the window of the same length before it, and a UTC daily series; simulator sends count', async () => {
@@ -176,6 +174,15 @@ describe('GET /emails/metrics (the legacy-compatible form)', () => {
     ])
   })
 
+  test('a day whose midnight is skipped (Havana moves 00:00 to 01:00) starts when its first hour does', async () => {
+    const r = await legacy({ start_date: '2026-03-07', end_date: '2026-03-08', timezone: 'America/Havana', dimensions: 'period', metrics: 'sent,complained' })
+    expect([r.start_date, r.end_date]).toEqual(['2026-03-07T05:00:00.000Z', '2026-03-09T04:00:00.000Z'])
+    expect(r.data).toEqual([
+      { period: '2026-03-07T00:00:00.000-05:00', sent: 0, complained: 0 },
+      { period: '2026-03-08T01:00:00.000-04:00', sent: 2, complained: 1 },
+    ])
+  })
+
   test('weekly periods start on Monday and the first is named by its Monday; empty periods are listed', async () => {
     const r = await legacy({ start_date: '2026-03-01', end_date: '2026-03-14', timezone: 'America/New_York', granularity: 'weekly', dimensions: 'period', metrics: 'sent,unsubscribed' })
     expect(r.data).toEqual([
@@ -216,12 +223,12 @@ describe('GET /emails/metrics (the legacy-compatible form)', () => {
     expect((await legacy({ start_date: '2026-03-05', end_date: '2026-03-09', domain_id: d.beta.id, metrics: 'sent,delivered' })).totals).toEqual({ sent: 2, delivered: 1 })
   })
 
-  test('by broadcast, and narrowed to a broadcast', async () => {
+  test('by broadcast (with its name), and narrowed to a broadcast', async () => {
     const r = await legacy({ start_date: '2026-03-05', end_date: '2026-03-09', dimensions: 'broadcast,period', granularity: 'monthly', metrics: 'sent,delivered' })
     expect(r.dimensions).toEqual(['period', 'broadcast'])
     expect(r.data).toEqual([
-      { period: '2026-03-01T00:00:00.000Z', broadcast_id: null, sent: 3, delivered: 2 },
-      { period: '2026-03-01T00:00:00.000Z', broadcast_id: BROADCAST, sent: 1, delivered: 1 },
+      { period: '2026-03-01T00:00:00.000Z', broadcast_id: null, broadcast_name: null, sent: 3, delivered: 2 },
+      { period: '2026-03-01T00:00:00.000Z', broadcast_id: BROADCAST, broadcast_name: 'March news', sent: 1, delivered: 1 },
     ])
     expect((await legacy({ start_date: '2026-03-05', end_date: '2026-03-09', broadcast_id: BROADCAST, metrics: 'sent,delivered' })).totals).toEqual({ sent: 1, delivered: 1 })
   })

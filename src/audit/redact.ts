@@ -7,8 +7,9 @@
 
 export const REDACTED = '[redacted]'
 
-/** Member names compared without case, `_` or `-`: `token`, `token_hash`, `signing_secret`, `dkimPrivateKey`, `Authorization`… */
-const SECRET_NAME = /(token|tokenhash|secret|password|passwd|privatekey|apikey|authorization|cookie|recoverycodes)$/
+/** How secret member names end, compared without case, `_` or `-`: `token`, `token_hash`, `signing_secret`, `dkimPrivateKey`, `Authorization`… */
+const SECRET_WORDS = ['token', 'tokenhash', 'secret', 'password', 'passwd', 'privatekey', 'apikey', 'authorization', 'cookie', 'recoverycodes']
+const SECRET_NAME = new RegExp(`(${SECRET_WORDS.join('|')})$`)
 /** Names that end like a secret but are safe to show. */
 const SHOWN = new Set(['tokenprefix'])
 
@@ -45,6 +46,23 @@ export function redactText(s: string): string {
 export interface RedactOptions {
   /** Strings longer than this keep their start and say how long they were (attachment contents, HTML bodies). */
   maxString?: number
+}
+
+/** Whether JSON text may hold something `redact` changes: a secret word anywhere, or a marker of secret text. */
+function mayHoldSecrets(json: string) {
+  if (SECRET_TEXT.some(([marker]) => json.includes(marker))) return true
+  const plain = json.toLowerCase().replace(/[_-]/g, '')
+  return SECRET_WORDS.some((w) => plain.includes(w))
+}
+
+/**
+ * `value` as redacted JSON text. Most bodies hold no secret word, no marker and
+ * no long string: then the plain text is the answer, without walking a copy.
+ */
+export function redactedJson(value: unknown, opts: RedactOptions = {}): string {
+  const text = JSON.stringify(value)
+  if (text.length <= (opts.maxString ?? Infinity) && !mayHoldSecrets(text)) return text
+  return JSON.stringify(redact(value, opts))
 }
 
 /** A copy of `value` with secrets replaced; JSON-safe values only (what a reply or a parsed body holds). */

@@ -22,7 +22,7 @@ export interface Batch {
   lo: string
   hi: string
 }
-export function batch(ids: Ids): Batch {
+function batch(ids: Ids): Batch {
   const prefix = ids.uuid().slice(0, 19)
   return { prefix, lo: `${prefix}0000-000000000000`, hi: `${prefix}ffff-ffffffffffff` }
 }

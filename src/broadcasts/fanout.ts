@@ -11,10 +11,10 @@
 // Every chunk is one short transaction and the loop yields to the event loop
 // between chunks, so requests (transactional sends above all) take the write lock
 // in between. A restart finds the cursor where the last committed chunk left it.
-import { and, asc, eq, gt, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, isNull, lt, lte, or, sql } from 'drizzle-orm'
 import { hostname } from 'node:os'
 import { definitions } from '../contact-properties/service'
-import type { Tx } from '../db'
+import type { Executor, Tx } from '../db'
 import { broadcasts, contacts, domains, emails, segmentContacts, topics } from '../db/tables'
 import type { RootDeps } from '../deps'
 import { recordEvents } from '../emails/events'
@@ -31,7 +31,7 @@ import { startScheduled, type BroadcastRow } from './service'
 export interface BroadcastWorkerOptions {
   /** Lease owner name; unique per worker. */
   id?: string
-  /** Contacts per fan-out transaction. */
+  /** Members per fan-out transaction; left out, the size follows the load (see `pace`). */
   chunkSize?: number
   /** How long a claim holds a broadcast; renewed by every chunk. */
   leaseMs?: number
@@ -41,10 +41,16 @@ export interface BroadcastWorkerOptions {
 
 /** How often (real time) sending broadcasts are checked for a queue left empty. */
 const SETTLE_MS = 1000
+/** Bounds of a chunk's own time (ms) and size (members) when the size follows the load. */
+const CHUNK_MS = { min: 50, max: 100 }
+const CHUNK_SIZE = { min: 200, start: 1000, max: 5000 }
 
 export class BroadcastWorker {
   readonly id: string
-  private readonly chunkSize: number
+  private chunkSize: number
+  private readonly paced: boolean
+  /** When the last chunk's work ended (real time), for the time others had since. */
+  private chunkEnded = -Infinity
   private readonly leaseMs: number
   private readonly pollMs: number
   private readonly nap = new Nap()
@@ -54,7 +60,8 @@ export class BroadcastWorker {
 
   constructor(private readonly root: RootDeps, opts: BroadcastWorkerOptions = {}) {
     this.id = opts.id ?? `${hostname()}:${process.pid}:broadcasts:${root.ids.uuid()}`
-    this.chunkSize = opts.chunkSize ?? 1000
+    this.chunkSize = opts.chunkSize ?? CHUNK_SIZE.start
+    this.paced = opts.chunkSize === undefined
     this.leaseMs = opts.leaseMs ?? 60_000
     this.pollMs = opts.pollMs ?? 500
   }
@@ -118,25 +125,48 @@ export class BroadcastWorker {
     return due.length
   }
 
-  /** One chunk of one queued broadcast whose lease is free (or ours), claimed and written in one transaction. */
+  /**
+   * One chunk of one queued broadcast whose lease is free (or ours), claimed and
+   * written in one transaction; an idle worker only reads, and takes no write lock.
+   */
   private async fanOut(): Promise<number> {
     const now = iso(this.root.clock.now())
-    return this.root.db.write(async (tx) => {
-      const [b] = await tx
+    const claimable = (q: Executor) =>
+      q
         .select()
         .from(broadcasts)
         .where(and(eq(broadcasts.status, 'queued'), or(isNull(broadcasts.leaseUntil), lt(broadcasts.leaseUntil, now), eq(broadcasts.leaseOwner, this.id))))
         .orderBy(asc(broadcasts.startedAt))
         .limit(1)
+    if (!(await claimable(this.root.db.q)).length) return 0
+    return this.root.db.write(async (tx) => {
+      const [b] = await claimable(tx)
       if (!b) return 0
+      const started = performance.now()
       try {
         await this.chunk(tx, b)
       } catch (e) {
         if (!(e instanceof AppError)) throw e
         await this.stopEarly(tx, b, e)
       }
+      this.pace(started, performance.now())
       return 1
     })
+  }
+
+  /**
+   * Sizes the next chunk so its work takes about as long as everything else had
+   * between the last two chunks (50 to 100 ms): a quiet server fans out in short
+   * chunks, and requests waiting in between still get about half the time when the
+   * server is busy, while the fan-out keeps the other half and finishes.
+   */
+  private pace(started: number, ended: number) {
+    const others = started - this.chunkEnded
+    this.chunkEnded = ended
+    if (!this.paced) return
+    const target = Math.min(CHUNK_MS.max, Math.max(CHUNK_MS.min, others))
+    const next = (this.chunkSize * target) / Math.max(1, ended - started)
+    this.chunkSize = Math.round(Math.min(CHUNK_SIZE.max, Math.max(CHUNK_SIZE.min, (this.chunkSize + next) / 2)))
   }
 
   /**

@@ -19,7 +19,7 @@ const PLACEHOLDER = /\{\{\{\s*([A-Za-z_][\w.]*)\s*(?:\|([^}]*))?\}\}\}/g
 
 type BuiltIn = 'first_name' | 'last_name' | 'email'
 type Field = { kind: BuiltIn | 'unsubscribe_url' } | { kind: 'property'; key: string }
-export interface Variable {
+interface Variable {
   /** As written, for messages. */
   name: string
   field: Field
@@ -39,7 +39,7 @@ function fieldOf(name: string): Field {
 }
 
 /** Text and variables, in order. */
-export function partsOf(s: string): Part[] {
+function partsOf(s: string): Part[] {
   const parts: Part[] = []
   let last = 0
   for (const m of s.matchAll(PLACEHOLDER)) {
@@ -58,7 +58,7 @@ export function propertyKeys(...texts: (string | null)[]) {
   return [...new Set(texts.flatMap((t) => variablesOf(t)).flatMap((v) => (v.field.kind === 'property' ? [v.field.key] : [])))]
 }
 
-export interface Recipient {
+interface Recipient {
   email: string
   firstName: string | null
   lastName: string | null
@@ -76,7 +76,7 @@ function valueOf(v: Variable, r: Recipient, defs: Definitions, unsubscribe: stri
 }
 
 /** Fills every variable for one recipient; in HTML the values are escaped, so no value can add markup. */
-export function fill(s: string, r: Recipient, defs: Definitions, unsubscribe: string, html: boolean): string {
+function fill(s: string, r: Recipient, defs: Definitions, unsubscribe: string, html: boolean): string {
   return partsOf(s)
     .map((p) => (typeof p === 'string' ? p : html ? escapeHtml(valueOf(p, r, defs, unsubscribe)) : valueOf(p, r, defs, unsubscribe)))
     .join('')

@@ -45,7 +45,7 @@ const zeroCounts = (row: Pick<BroadcastRow, 'enqueued' | 'canceledCount'>) => ({
 })
 
 /** The list's item: Resend's broadcast summary, with `topic_id`. */
-export const toSummary = (row: BroadcastRow) => ({
+const toSummary = (row: BroadcastRow) => ({
   id: row.id,
   name: row.name,
   segment_id: row.segmentId,
@@ -58,7 +58,7 @@ export const toSummary = (row: BroadcastRow) => ({
 })
 
 /** Resend's broadcast object, with its template, progress, counts and, for a scheduled one that could not start, why. */
-export const toBroadcast = (row: BroadcastRow, counts: Counts = zeroCounts(row)) => ({
+const toBroadcast = (row: BroadcastRow, counts: Counts = zeroCounts(row)) => ({
   object: 'broadcast' as const,
   ...toSummary(row),
   from: row.from,

@@ -1,7 +1,7 @@
-import { inArray, lt } from 'drizzle-orm'
+import { and, eq, inArray, lt } from 'drizzle-orm'
 import type { Database } from '../db'
 import { rowInserter } from '../db/prepared'
-import { requestLogs } from '../db/tables'
+import { accounts, requestLogs } from '../db/tables'
 import { DAY } from '../lib/clock'
 import { uuidV7Floor } from '../lib/ids'
 import type { Logger } from '../lib/log'
@@ -78,15 +78,21 @@ export class RequestLog {
   }
 }
 
-/** Deletes entries older than the retention (by id, which holds the time), a batch per transaction so writers are never held up for long. */
+/**
+ * Deletes entries older than the retention, account by account along the key
+ * (the id holds the time), a batch per transaction so writers are never held up for long.
+ */
 export async function purgeRequestLogs(db: Database, now: number, batch = 5_000) {
   const cutoff = uuidV7Floor(now - LOG_RETENTION_DAYS * DAY)
   let deleted = 0
-  for (;;) {
-    const ids = (await db.q.select({ id: requestLogs.id }).from(requestLogs).where(lt(requestLogs.id, cutoff)).limit(batch)).map((r) => r.id)
-    if (!ids.length) return deleted
-    await db.write((tx) => tx.delete(requestLogs).where(inArray(requestLogs.id, ids)))
-    deleted += ids.length
-    if (ids.length < batch) return deleted
+  for (const { id: accountId } of await db.q.select({ id: accounts.id }).from(accounts)) {
+    for (;;) {
+      const old = and(eq(requestLogs.accountId, accountId), lt(requestLogs.id, cutoff))
+      const ids = (await db.q.select({ id: requestLogs.id }).from(requestLogs).where(old).limit(batch)).map((r) => r.id)
+      if (ids.length) await db.write((tx) => tx.delete(requestLogs).where(and(eq(requestLogs.accountId, accountId), inArray(requestLogs.id, ids))))
+      deleted += ids.length
+      if (ids.length < batch) break
+    }
   }
+  return deleted
 }

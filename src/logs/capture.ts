@@ -1,5 +1,5 @@
 import { resolveToken } from '../api-keys/service'
-import { isSecretName, redact, REDACTED, redactText } from '../audit/redact'
+import { isSecretName, redact, REDACTED, redactedJson, redactText } from '../audit/redact'
 import type { RootDeps } from '../deps'
 import { bearerToken } from '../http/auth'
 import { envelope } from '../http/errors'
@@ -25,7 +25,7 @@ function bodyText(v: unknown): { text: string | null; truncated: boolean } {
   if (v === undefined || v === null || v instanceof Response || v instanceof Blob || v instanceof ArrayBuffer || ArrayBuffer.isView(v) || v instanceof ReadableStream) {
     return { text: null, truncated: false }
   }
-  const text = typeof v === 'string' ? redactText(v.slice(0, BODY_LIMIT + 1)) : JSON.stringify(redact(v, { maxString: STRING_LIMIT }))
+  const text = typeof v === 'string' ? redactText(v.slice(0, BODY_LIMIT + 1)) : redactedJson(v, { maxString: STRING_LIMIT })
   return text.length > BODY_LIMIT ? { text: text.slice(0, BODY_LIMIT), truncated: true } : { text, truncated: false }
 }
 

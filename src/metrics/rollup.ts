@@ -206,8 +206,9 @@ const FILTERS = [
 function ranges(s: Slice): [number, number, number, number][] {
   const out: [number, number, number, number][] = []
   const add = (grain: number, lo: number, hi: number) => lo < hi && out.push([grain, lo / GRAINS[grain], hi / GRAINS[grain], s.key])
-  const a = s.from / 60_000
-  const b = s.to / 60_000
+  // Nothing happened before 1970, and bucket numbers below zero would read another grain's rows.
+  const a = Math.max(s.from, 0) / 60_000
+  const b = Math.max(s.to, 0) / 60_000
   const hourA = Math.ceil(a / 60) * 60
   const hourB = floorTo(b, 60)
   if (hourA > hourB) {
@@ -217,7 +218,7 @@ function ranges(s: Slice): [number, number, number, number][] {
   const dayA = Math.ceil(hourA / 1440) * 1440
   const dayB = floorTo(hourB, 1440)
   add(0, a, hourA)
-  if (dayA > dayB) add(1, hourA, hourB)
+  if (dayA >= dayB) add(1, hourA, hourB)
   else {
     add(1, hourA, dayA)
     add(2, dayA, dayB)

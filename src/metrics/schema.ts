@@ -81,6 +81,7 @@ export const EmailMetrics = t.Object({
         domain_name: t.Optional(t.Nullable(t.String())),
         email_id: t.Optional(t.String()),
         broadcast_id: t.Optional(t.Nullable(t.String({ description: 'null for mail that was not part of a broadcast' }))),
+        broadcast_name: t.Optional(t.Nullable(t.String({ description: 'null when the broadcast has no name or is gone' }))),
         ...metricFields,
       }),
       { description: 'with `dimensions`: one row per combination that saw events; with `period` alone, every period' },

@@ -1,5 +1,5 @@
 import { and, eq, inArray } from 'drizzle-orm'
-import { apiKeys } from '../db/tables'
+import { apiKeys, broadcasts } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError } from '../errors/app-error'
 import type { ErrorCode } from '../errors/catalogue'
@@ -87,43 +87,52 @@ export async function getMetrics(deps: Deps, actor: Actor, q: MetricsQuery) {
     ...(q.domain !== undefined ? { domains: [q.domain.trim().toLowerCase()] } : {}),
     ...(q.api_key_id !== undefined ? { apiKeyIds: [q.api_key_id === 'none' ? '' : q.api_key_id.toLowerCase()] } : {}),
   }
-  const whole: Slice[] = [{ from: w.from, to: w.to, key: 0 }]
   const groups = new Set(list(q.group_by, 'group_by', ['domain', 'api_key'] as const))
-  const [daily, previous, domainRows, keyRows] = await Promise.all([
-    sumRollups(deps.db.q, actor.accountId, slicesOf(days, w.from, w.to), filter),
-    sumRollups(deps.db.q, actor.accountId, [{ from: w.from - (w.to - w.from), to: w.from, key: 0 }], filter),
-    groups.has('domain') ? sumRollups(deps.db.q, actor.accountId, whole, filter, ['domain']) : [],
-    groups.has('api_key') ? sumRollups(deps.db.q, actor.accountId, whole, filter, ['api_key_id']) : [],
+  // The window before rides along with the days as one more slice (key -1); both breakdowns come from one read by domain and key.
+  const [timeline, pairs] = await Promise.all([
+    sumRollups(deps.db.q, actor.accountId, [{ from: w.from - (w.to - w.from), to: w.from, key: -1 }, ...slicesOf(days, w.from, w.to)], filter),
+    groups.size ? sumRollups(deps.db.q, actor.accountId, [{ from: w.from, to: w.to, key: 0 }], filter, ['domain', 'api_key_id']) : [],
   ])
 
   const event = q.event as Counter | undefined
   const element = (c: Counts) => ({ ...totalsOf(c), ...(event ? { count: c[event] } : {}) })
-  const byDay = new Map(daily.map((r) => [r.key, countsIn(r)]))
-  const series = days.slice(0, -1).map((start, i) => ({ date: iso(start).slice(0, 10), ...element(byDay.get(i) ?? zeroCounts()) }))
-  const names = await keyNames(deps, actor, keyRows.map((r) => r.api_key_id!).filter(Boolean))
-  const rank = <T extends { c: Counts; name: string }>(rows: T[]) =>
-    rows.filter((r) => hasAny(r.c)).sort((a, b) => (event ? b.c[event] - a.c[event] : b.c.sent - a.c.sent) || a.name.localeCompare(b.name))
+  const byKey = new Map(timeline.map((r) => [r.key, countsIn(r)]))
+  const series = days.slice(0, -1).map((start, i) => ({ date: iso(start).slice(0, 10), ...element(byKey.get(i) ?? zeroCounts()) }))
+  /** The breakdown by one column: its rows added up per value, those with nothing to show left out, the most first. */
+  const breakdown = (column: 'domain' | 'api_key_id') => {
+    const by = new Map<string, Counts>()
+    for (const r of pairs) {
+      const name = r[column] || 'none'
+      by.set(name, addCounts(by.get(name) ?? zeroCounts(), countsIn(r)))
+    }
+    return [...by]
+      .filter(([, c]) => hasAny(c))
+      .sort(([an, a], [bn, b]) => (event ? b[event] - a[event] : b.sent - a.sent) || an.localeCompare(bn))
+  }
+  const byApiKey = groups.has('api_key') ? breakdown('api_key_id') : []
+  const names = await namesOf(deps, actor, apiKeys, byApiKey.map(([id]) => id).filter((id) => id !== 'none'))
 
   return {
     object: 'metrics' as const,
     since: iso(w.from),
     until: iso(w.shown),
     event: q.event ?? null,
-    totals: totalsOf(sum([...byDay.values()])),
-    previous: totalsOf(sum(previous.map(countsIn))),
+    totals: totalsOf(sum(series.map((_, i) => byKey.get(i) ?? zeroCounts()))),
+    previous: totalsOf(byKey.get(-1) ?? zeroCounts()),
     series,
-    by_domain: rank(domainRows.map((r) => ({ c: countsIn(r), name: r.domain! }))).map((r) => ({ domain: r.name, ...element(r.c) })),
-    by_api_key: rank(keyRows.map((r) => ({ c: countsIn(r), name: r.api_key_id || 'none' }))).map((r) => ({ api_key_id: r.name, name: names.get(r.name) ?? null, ...element(r.c) })),
+    by_domain: groups.has('domain') ? breakdown('domain').map(([domain, c]) => ({ domain, ...element(c) })) : [],
+    by_api_key: byApiKey.map(([id, c]) => ({ api_key_id: id, name: names.get(id) ?? null, ...element(c) })),
   }
 }
 
-async function keyNames(deps: Deps, actor: Actor, ids: string[]) {
+/** The names of an account's keys or broadcasts by id; ids without one (gone, or no name) are left out. */
+async function namesOf(deps: Deps, actor: Actor, table: typeof apiKeys | typeof broadcasts, ids: string[]) {
   if (!ids.length) return new Map<string, string>()
-  const rows = await deps.db.q
-    .select({ id: apiKeys.id, name: apiKeys.name })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.accountId, actor.accountId), inArray(apiKeys.id, ids)))
-  return new Map(rows.map((r) => [r.id, r.name]))
+  const rows: { id: string; name: string | null }[] = await deps.db.q
+    .select({ id: table.id, name: table.name })
+    .from(table as typeof broadcasts)
+    .where(and(eq(table.accountId, actor.accountId), inArray(table.id, [...new Set(ids)])))
+  return new Map(rows.flatMap((r) => (r.name === null ? [] : [[r.id, r.name] as const])))
 }
 
 /** Periods as slices of the counted window: the first and last clipped to it, boundaries on quarter-hours. */
@@ -214,12 +223,13 @@ export async function getEmailMetrics(deps: Deps, actor: Actor, q: EmailMetricsQ
   const series = dims.length === 1 && dims[0] === 'period'
   const byKey = new Map(rows.map((r) => [r.key, r]))
   const all = series ? labels.map((_, key) => byKey.get(key) ?? { key, ...zeroCounts() }) : rows.filter((r) => Object.values(pick(metrics, countsIn(r))).some((v) => v > 0))
+  const broadcastNames = dims.includes('broadcast') ? await namesOf(deps, actor, broadcasts, all.map((r) => r.broadcast_id!).filter(Boolean)) : new Map<string, string>()
   const data = all
     .map((r) => ({
       ...(dims.includes('period') ? { period: labels[r.key] } : {}),
       ...(dims.includes('domain') ? { domain_id: r.domain_id || null, domain_name: r.domain || null } : {}),
       ...(dims.includes('email') ? { email_id: r.email_id! } : {}),
-      ...(dims.includes('broadcast') ? { broadcast_id: r.broadcast_id || null } : {}),
+      ...(dims.includes('broadcast') ? { broadcast_id: r.broadcast_id || null, broadcast_name: broadcastNames.get(r.broadcast_id!) ?? null } : {}),
       ...pick(metrics, countsIn(r as Summed)),
       key: r.key,
     }))

@@ -14,11 +14,15 @@ export type Granularity = 'hourly' | 'daily' | 'weekly' | 'monthly'
 
 const formats = new Map<string, Intl.DateTimeFormat>()
 
-/** One formatter per zone, kept for the few zones in use (the map is cleared before it grows past them). */
+/**
+ * One formatter per zone, kept for the few zones in use (the map is cleared before
+ * it grows past them). It writes only the offset (`GMT+05:30`), the cheapest way
+ * Intl has to tell it.
+ */
 function format(zone: string) {
   let f = formats.get(zone)
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' })
+    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' })
     if (formats.size >= 64) formats.clear()
     formats.set(zone, f)
   }
@@ -35,34 +39,31 @@ export function isZone(zone: string): boolean {
   }
 }
 
-/** The zone's wall time at an instant, to the second. */
-export function wallAt(zone: string, t: number): number {
-  const parts: Record<string, number> = {}
-  for (const p of format(zone).formatToParts(t)) if (p.type !== 'literal') parts[p.type] = Number(p.value)
-  return Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second) + (t - floorTo(t, 1000))
+const OFFSET = /GMT(?:([+-])(\d{2}):(\d{2})(?::(\d{2}))?)?$/
+
+/** The zone's offset from UTC at an instant, in ms (local wall time = instant + offset). */
+function offsetAt(zone: string, t: number): number {
+  if (zone === 'UTC') return 0
+  const m = OFFSET.exec(format(zone).format(t))
+  if (!m?.[1]) return 0
+  const ms = ((+m[2] * 60 + +m[3]) * 60 + +(m[4] ?? 0)) * 1000
+  return m[1] === '-' ? -ms : ms
 }
 
-export const offsetAt = (zone: string, t: number) => wallAt(zone, t) - t
+/** The zone's wall time at an instant. */
+const wallAt = (zone: string, t: number) => t + offsetAt(zone, t)
 
 /**
  * The instant a wall time names. Where clocks fall back and it happens twice, the
- * first; where they spring forward and it never happens, the instant they jump
- * (so a day whose midnight is skipped starts when its first hour does).
+ * first; where they spring forward and it never happens, it is read with the
+ * offset before the jump (as Temporal's `compatible` does), which puts a skipped
+ * midnight at the jump itself: that day starts when its first hour does.
  */
-export function fromWall(zone: string, wall: number): number {
+function fromWall(zone: string, wall: number): number {
   const before = offsetAt(zone, wall - DAY)
   const after = offsetAt(zone, wall + DAY)
   const fits = [wall - before, wall - after].filter((t) => offsetAt(zone, t) === wall - t).sort((a, b) => a - b)
-  if (fits.length) return fits[0]
-  // Inside a forward jump: the transition lies between these two instants; find its minute.
-  let lo = wall - after
-  let hi = wall - before
-  while (hi - lo > 60_000) {
-    const mid = floorTo((lo + hi) / 2, 60_000)
-    if (offsetAt(zone, mid) === before) lo = mid
-    else hi = mid
-  }
-  return hi
+  return fits[0] ?? wall - before
 }
 
 /** Midnight starting the wall day `days` after the one `wall` falls in. */
@@ -75,7 +76,7 @@ const dayStart = (wall: number, days = 0) => {
 export const addWallDays = (zone: string, t: number, days: number) => fromWall(zone, wallAt(zone, t) + days * DAY)
 
 /** The start of the zone's calendar period (weeks start on Monday) that contains `t`. */
-export function periodStart(zone: string, g: Granularity, t: number): number {
+function periodStart(zone: string, g: Granularity, t: number): number {
   const wall = wallAt(zone, t)
   const d = new Date(wall)
   switch (g) {
@@ -91,7 +92,7 @@ export function periodStart(zone: string, g: Granularity, t: number): number {
 }
 
 /** The start of the period after the one starting at `start`: a day of 23 or 25 hours where clocks change. */
-export function nextPeriod(zone: string, g: Granularity, start: number): number {
+function nextPeriod(zone: string, g: Granularity, start: number): number {
   if (g === 'hourly') return start + HOUR
   const wall = wallAt(zone, start)
   const d = new Date(wall)

@@ -8,7 +8,7 @@
 // (`sink`), or to simulator addresses, which cost delivery almost nothing, so the
 // figure is the fan-out's own (`simulator`).
 import { createClient } from '@libsql/client'
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { api, freePort, has, insertVerifiedDomain, sendScript, startMailroom, startProcess, stop, wrk, type WrkResult } from './lib'
 
@@ -96,6 +96,8 @@ export async function broadcastFanout(n: number, seconds: number, recipients: Re
   } finally {
     await stop(m.p)
     if (sink) await stop(sink)
+    // A hundred thousand emails and their outbox rows: a few hundred MB not worth keeping.
+    rmSync(m.dir, { recursive: true, force: true })
   }
 }
 

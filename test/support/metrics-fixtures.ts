@@ -2,7 +2,7 @@
 // tracking and the inbound listener record them (recordEvents), for metrics tests
 // whose expectations are counted by hand.
 import { eq } from 'drizzle-orm'
-import { emails, inboundEmails, type EmailEventType } from '../../src/db/tables'
+import { broadcasts, emails, inboundEmails, type EmailEventType } from '../../src/db/tables'
 import { recordEvents } from '../../src/emails/events'
 import { message, sent, simulated, verifiedDomain } from './emails'
 import type { Harness } from './harness'
@@ -35,7 +35,7 @@ export const BROADCAST = '01900000-0000-7000-8000-0000000000bb'
  * | email | domain, key | events |
  * | E7 | acme.dev, owner | sent 03-02 12:00, delivered 12:01 |
  * | E1 | acme.dev, owner | sent 03-05 23:30, delivered 23:31, opened 03-06 04:30 and 05:10, clicked 03-07 12:00, complained 03-09 03:00 |
- * | E6 | acme.dev, owner, broadcast | sent 03-06 18:20, delivered 18:40 |
+ * | E6 | acme.dev, owner, broadcast "March news" | sent 03-06 18:20, delivered 18:40 |
  * | R1 | received at acme.dev | received 03-06 12:00 |
  * | E3 | simulator (unverified.dev), owner | sent and delivered 03-07 10:00 |
  * | E2 | beta.dev, agent two | sent 03-08 06:30, delivered 06:31, unsubscribed 03-09 04:30 |
@@ -51,7 +51,11 @@ export async function dataset(h: Harness) {
   const E7 = await sent(h, message())
   const E1 = await sent(h, message())
   const E6 = await sent(h, message({ to: 'bob@customer.io' }))
-  await h.root.db.write((tx) => tx.update(emails).set({ broadcastId: BROADCAST }).where(eq(emails.id, E6)))
+  await h.root.db.write(async (tx) => {
+    await tx.update(emails).set({ broadcastId: BROADCAST }).where(eq(emails.id, E6))
+    const at = '2026-03-02T10:00:00.000Z'
+    await tx.insert(broadcasts).values({ id: BROADCAST, accountId: h.accountId, name: 'March news', segmentId: h.root.ids.uuid(), from: 'Acme <news@acme.dev>', subject: 'News', replyTo: [], status: 'sent', enqueued: 1, canceledCount: 0, createdAt: at, updatedAt: at })
+  })
   const E3 = await sent(h, simulated())
   const E2 = await sent(h, message({ from: 'Beta <news@beta.dev>' }), agent.token)
   const E5 = await sent(h, message({ from: 'Beta <news@beta.dev>', to: 'cy@customer.io' }), agent.token)
