@@ -17,10 +17,11 @@ const LOG_RETENTION_DAYS = 30
 /**
  * Request log entries held in memory and written in one transaction per flush
  * (every second by the scheduler, at once when `flushAt` entries wait, and at
- * shutdown), so a request never writes its own log row and the send path keeps
- * its speed. Like the key usage counts (src/api-keys/usage.ts), a failed flush
- * keeps its rows for the next one. What is still in memory when the process dies
- * is lost: an accepted trade, since the log is a diagnostic record, not state.
+ * shutdown), so no request writes its own log row or waits for one, and the
+ * rows go in as multi-row inserts. Like the key usage counts
+ * (src/api-keys/usage.ts), a failed flush keeps its rows for the next one. What
+ * is still in memory when the process dies is lost: an accepted trade, since the
+ * log is a diagnostic record, not state.
  */
 export class RequestLog {
   private pending: LogEntry[] = []

@@ -1,5 +1,5 @@
 import { resolveToken } from '../api-keys/service'
-import { isSecretName, redact, REDACTED, redactedJson, redactText } from '../audit/redact'
+import { isSecretName, REDACTED, redactedJson, redactText } from '../audit/redact'
 import type { RootDeps } from '../deps'
 import { bearerToken } from '../http/auth'
 import { envelope } from '../http/errors'
@@ -29,7 +29,11 @@ function bodyText(v: unknown): { text: string | null; truncated: boolean } {
   return text.length > BODY_LIMIT ? { text: text.slice(0, BODY_LIMIT), truncated: true } : { text, truncated: false }
 }
 
-const headersOf = (request: Request): Record<string, string> => redact(request.headers.toJSON())
+function headersOf(request: Request): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of request.headers) out[name] = isSecretName(name) ? REDACTED : redactText(value)
+  return out
+}
 
 function queryOf(url: string): string | null {
   const i = url.indexOf('?')
@@ -67,12 +71,14 @@ async function keyOwner(root: RootDeps, token: string): Promise<Caller | null> {
   return found.ok ? { accountId: found.key.accountId, keyId: found.key.id } : null
 }
 
-function entryOf(root: RootDeps, st: RequestState, c: Answered): Omit<LogEntry, keyof Caller> {
+function entryOf(root: RootDeps, st: RequestState, c: Answered, caller: Caller): LogEntry {
   const reply = replyOf(root, st, c)
   const request = bodyText(c.body)
   const response = bodyText(reply.body)
   return {
     id: st.id,
+    accountId: caller.accountId,
+    keyId: caller.keyId,
     method: c.request.method,
     path: c.path,
     query: queryOf(c.request.url),
@@ -101,10 +107,11 @@ export function captureRequest(root: RootDeps, c: Answered) {
   if (!st || st.level === 'public') return
   try {
     const known = st.caller ?? st.actor
-    if (known) return root.requestLog.record({ ...entryOf(root, st, c), accountId: known.accountId, keyId: known.keyId })
+    if (known) return root.requestLog.record(entryOf(root, st, c, known))
     const token = st.level === undefined ? bearerToken(c.request) : undefined
     if (!token) return
-    const entry = entryOf(root, st, c)
+    // Made now, while the request's timings hold; the account is filled in once the key is looked up.
+    const entry = entryOf(root, st, c, { accountId: '', keyId: null })
     root.requestLog.add(keyOwner(root, token).then((who) => who && { ...entry, ...who }))
   } catch (e) {
     // The reply has left; a log entry that cannot be made must not take the process with it.
