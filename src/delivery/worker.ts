@@ -27,6 +27,7 @@ import { topicAllows } from '../topics/service'
 import { bounceAddress, composeMessage, personalCopy } from './mime'
 import { Recorder, releaseLeases, type Outcome, type OutcomeEvent } from './record'
 import { CircuitBreaker, classifyBounce, nextRetry } from './retry'
+import { Nap } from '../lib/nap'
 import { simulate } from './simulate'
 import { createTransport, type SendResult, type Transport, type TransportOptions } from './transport'
 import type { AttachmentRow, DeliveryRow, DomainRow, EmailRow } from './types'
@@ -118,7 +119,7 @@ export class DeliveryWorker {
   private readonly held = new Map<string, { priority: number }>()
   private _running = false
   private loop: Promise<void> | null = null
-  private wake: (() => void) | null = null
+  private readonly nap = new Nap()
   private heartbeat: ReturnType<typeof setInterval> | null = null
   private stopping = new AbortController()
   /** Claimed rows not yet through the transport (all, and bulk): what the next claim is sized by. */
@@ -157,7 +158,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this._running = false
     this.stopping.abort()
-    this.wake?.()
+    this.nap.interrupt()
     await this.loop
     this.loop = null
     if (this.heartbeat) clearInterval(this.heartbeat)
@@ -215,19 +216,8 @@ export class DeliveryWorker {
     await Promise.all(tasks)
   }
 
-  private sleepPromise(ms: number) {
-    return new Promise<void>((r) => {
-      const t = setTimeout(r, Math.max(0, ms))
-      this.wake = () => {
-        clearTimeout(t)
-        r()
-      }
-    })
-  }
-
-  private async sleep(ms: number) {
-    if (!this.running) return
-    await this.sleepPromise(ms)
+  private sleep(ms: number) {
+    return this._running ? this.nap.take(ms) : Promise.resolve()
   }
 
   /**
@@ -337,7 +327,7 @@ export class DeliveryWorker {
   private sent(r: DeliveryRow) {
     this.waiting--
     if (r.priority !== 0) this.bulkWaiting--
-    if (this.waiting < this.concurrency) this.wake?.()
+    if (this.waiting < this.concurrency) this.nap.interrupt()
   }
 
   /** A row's outcome is recorded (its lease released with it). */

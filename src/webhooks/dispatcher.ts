@@ -23,6 +23,7 @@ import { systemActor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
 import { Slots } from '../lib/slots'
 import { WebhookClient, type AttemptResult, type ClientOptions } from './client'
+import { Nap } from '../lib/nap'
 import { WebhookGuard } from './guard'
 import { toWebhook } from './shape'
 import { signatureHeaders } from './sign'
@@ -185,7 +186,7 @@ export class WebhookDispatcher {
   /** Where the next poll starts in the list of endpoints, so no endpoint is always served last. */
   private turn = 0
   private loop: Promise<void> | null = null
-  private wake: (() => void) | null = null
+  private readonly nap = new Nap()
   /** Attempts made so far (runOnce() answers its share). */
   private attemptCount = 0
 
@@ -215,7 +216,7 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this._running = false
     this.stopping = true
-    this.wake?.()
+    this.nap.interrupt()
     await this.loop
     this.loop = null
     await this.idle()
@@ -255,14 +256,7 @@ export class WebhookDispatcher {
   }
 
   private sleep(ms: number) {
-    if (!this._running) return Promise.resolve()
-    return new Promise<void>((r) => {
-      const t = setTimeout(r, ms)
-      this.wake = () => {
-        clearTimeout(t)
-        r()
-      }
-    })
+    return this._running ? this.nap.take(ms) : Promise.resolve()
   }
 
   /** Resolves once every row taken so far is sent (or handed back) and recorded. */
