@@ -13,6 +13,7 @@ import { recordEvent } from './events'
 import { mimeTree } from './mime-tree'
 import { parseSchedule } from './schedule'
 import type { BulkCancel, EmailFilters, ListEmailsQuery } from './schema'
+import { instant } from '../db/date-range'
 
 export type EmailRow = typeof emails.$inferSelect
 type AttachmentRow = typeof emailAttachments.$inferSelect
@@ -58,14 +59,6 @@ async function sentForm(deps: Deps, actor: Actor, id: string) {
 
 export async function getEmail(deps: Deps, actor: Actor, id: string) {
   return toEmail(await sentForm(deps, actor, id))
-}
-
-/** An ISO 8601 date or date-time; a bare date is its first instant, or with `endOfDay` its last. */
-function instant(value: string, field: string, endOfDay = false): string {
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value)
-  const ms = dateOnly ? Date.parse(`${value}T00:00:00Z`) + (endOfDay ? 86_400_000 - 1 : 0) : /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : NaN
-  if (Number.isNaN(ms)) throw new AppError('validation_error', { message: `\`${field}\` must be an ISO 8601 date or date-time.`, details: [{ field: `query.${field}`, message: 'must be an ISO 8601 date or date-time' }] })
-  return iso(ms)
 }
 
 /** `name:value` or `name`: emails carrying that tag. */

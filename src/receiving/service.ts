@@ -12,6 +12,7 @@ import { iso } from '../lib/clock'
 import { listKey } from '../lib/paging'
 import type { ListInboundQuery, ListThreadsQuery, Reply } from './schema'
 import { addToThread } from './threads'
+import { instant } from '../db/date-range'
 
 type InboundRow = typeof inboundEmails.$inferSelect
 type AttachmentMeta = Omit<typeof inboundAttachments.$inferSelect, 'content'>
@@ -81,14 +82,6 @@ async function attachmentsOf(deps: Deps, ids: string[]) {
   const out = new Map<string, AttachmentMeta[]>()
   for (const r of rows) out.set(r.emailId, [...(out.get(r.emailId) ?? []), r])
   return out
-}
-
-/** An ISO 8601 date or date-time; a bare date is its first instant, or with `endOfDay` its last. */
-function instant(value: string, field: string, endOfDay = false): string {
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value)
-  const ms = dateOnly ? Date.parse(`${value}T00:00:00Z`) + (endOfDay ? 86_400_000 - 1 : 0) : /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : NaN
-  if (Number.isNaN(ms)) throw new AppError('validation_error', { message: `\`${field}\` must be an ISO 8601 date or date-time.`, details: [{ field: `query.${field}`, message: 'must be an ISO 8601 date or date-time' }] })
-  return iso(ms)
 }
 
 function filterWhere(q: ListInboundQuery): SQL | undefined {
