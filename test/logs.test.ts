@@ -7,7 +7,7 @@ import { purgeRequestLogs, RequestLog, type LogEntry } from '../src/logs/buffer'
 import { captureRequest } from '../src/logs/capture'
 import { guardScenarios } from './support/guards'
 import { asCookie, person } from './support/people'
-import { harness, silentLog, type Harness, type Reply } from './support/harness'
+import { expectError, harness, silentLog, type Harness, type Reply } from './support/harness'
 import { scenarios } from './support/scenarios'
 
 const missing = '01890000-0000-7000-8000-000000000000'
@@ -239,6 +239,18 @@ describe('Logs: what is recorded', () => {
       const r = await h.call('GET', '/topics', asCookie(p.cookie))
       expect(r.status).toBe(200)
       expect(await logOf(h, r)).toMatchObject({ key_id: null, response_status: 200, request_headers: { cookie: '[redacted]' } })
+    } finally {
+      await h.close()
+    }
+  })
+
+  test('a session refused after it is known (two-factor still due) is logged under its account with its code', async () => {
+    const h = await harness()
+    try {
+      const p = await person(h, { mfa: 'pending' })
+      const r = await h.call('GET', '/topics', asCookie(p.cookie))
+      expectError(r, 'mfa_required', 401)
+      expect(await logOf(h, r)).toMatchObject({ key_id: null, response_status: 401, error_code: 'mfa_required' })
     } finally {
       await h.close()
     }

@@ -48,7 +48,9 @@ describe('MCP over Streamable HTTP with the official client', () => {
     // The tool's schema is the route's: the same TypeBox object that validates POST /emails.
     const route = (h.app.routes as any[]).find((r) => r.method === 'POST' && r.path === '/emails')
     const send = tools.find((t) => t.name === 'send_email')!
-    expect(send.inputSchema.properties).toEqual(JSON.parse(JSON.stringify(route.hooks.body.properties)))
+    const { idempotency_key, ...routeFields } = send.inputSchema.properties as Record<string, unknown>
+    expect(routeFields).toEqual(JSON.parse(JSON.stringify(route.hooks.body.properties)))
+    expect(idempotency_key).toMatchObject({ type: 'string', maxLength: 256 })
     expect(send.description).toContain('POST /emails')
 
     const sent = await client.callTool({ name: 'send_email', arguments: mail(1) })
@@ -62,6 +64,22 @@ describe('MCP over Streamable HTTP with the official client', () => {
     expect(events.isError, JSON.stringify(events)).toBe(false)
     // The same email over REST: one system, two doors.
     expect((await h.call('GET', `/emails/${id}`)).body.subject).toBe('Hello 1')
+  })
+
+  test('a retried tool call with the same idempotency_key answers the first result and sends once; other arguments are refused', async () => {
+    const { h, connect } = await serve()
+    const { client } = await connect(h.token)
+    const first = await client.callTool({ name: 'send_email', arguments: { ...mail(7), idempotency_key: 'agent-retry-7' } })
+    expect(first.isError, JSON.stringify(first)).toBe(false)
+    const again = await client.callTool({ name: 'send_email', arguments: { ...mail(7), idempotency_key: 'agent-retry-7' } })
+    expect(json(again).id).toBe(json(first).id)
+    const changed = await client.callTool({ name: 'send_email', arguments: { ...mail(8), idempotency_key: 'agent-retry-7' } })
+    expect(json(changed)).toMatchObject({ code: 'idempotency_payload_mismatch' })
+    const listed = (await h.call('GET', '/emails?limit=100')).body.data.filter((e: { subject: string }) => e.subject === 'Hello 7')
+    expect(listed).toHaveLength(1)
+    // Reads carry no such argument: a GET changes nothing to repeat.
+    const { tools } = await client.listTools()
+    expect(tools.find((t) => t.name === 'get_email')!.inputSchema.properties).not.toHaveProperty('idempotency_key')
   })
 
   test('a key with a budget of 2 sends two emails, and the third is refused with agent_budget_exceeded', async () => {

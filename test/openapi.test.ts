@@ -65,9 +65,10 @@ describe('GET /openapi.json', () => {
     }
   })
 
-  test('request bodies are JSON only and described by their schemas', () => {
+  test('request bodies are JSON, except OAuth’s form-encoded endpoints (RFC 6749, RFC 7009), and described by their schemas', () => {
     const create = spec.paths['/api-keys'].post
     expect(Object.keys(create.requestBody.content)).toEqual(['application/json'])
+    for (const path of ['/oauth/token', '/oauth/revoke']) expect(Object.keys(spec.paths[path].post.requestBody.content)).toEqual(['application/x-www-form-urlencoded'])
     expect(create.requestBody.content['application/json'].schema.properties.name).toMatchObject({ type: 'string' })
     expect(spec.paths['/api-keys/{id}'].get.parameters[0]).toMatchObject({ name: 'id', in: 'path', required: true })
   })

@@ -17,6 +17,7 @@ describe('suppressions: scenarios', () => {
     { name: 'gets one by address', method: 'GET', setup: (h) => add(h, 'b@example.com', 'bounce'), path: () => '/suppressions/b%40example.com', status: 200, expect: { email: 'b@example.com', reason: 'bounce', clearable: true } },
     { name: 'gets one by id', method: 'GET', setup: (h) => add(h, 'c@example.com', 'complaint'), path: (s) => `/suppressions/${s.id}`, status: 200, expect: { reason: 'complaint', clearable: false } },
     { name: 'answers 404 for an address not suppressed', method: 'GET', path: '/suppressions/nobody@example.com', status: 404, code: 'not_found' },
+    { name: 'reads a literal % in the path as itself (found by the fuzz test)', method: 'GET', path: '/suppressions/%25xg%7C%25', status: 404, code: 'not_found' },
     { name: 'clears a hard bounce', method: 'DELETE', setup: (h) => add(h, 'fixed@example.com', 'bounce'), path: (s) => `/suppressions/${s.id}`, status: 200, expect: { object: 'suppression', deleted: true } },
     { name: 'refuses to clear a complaint', method: 'DELETE', setup: (h) => add(h, 'angry@example.com', 'complaint'), path: () => '/suppressions/angry@example.com', status: 409, code: 'contact_resubscribe_required' },
     { name: 'refuses to clear an unsubscribe', method: 'DELETE', setup: (h) => add(h, 'gone@example.com', 'unsubscribe'), path: () => '/suppressions/gone@example.com', status: 409, code: 'contact_resubscribe_required' },

@@ -90,6 +90,8 @@ async function authenticateSession(root: RootDeps, request: Request, level: Excl
     spendByAddress(root, st)
     throw new AppError('session_required', { message: 'The console session has ended or expired; sign in again (POST /auth/sign-in).' })
   }
+  // Known from here on: a refusal below is the account's to read in its request log.
+  st.caller = { accountId: s.accountId, keyId: null }
   st.rate = root.buckets.take(`person:${s.person.id}`, root.config.rateLimitPerMinute, root.clock.now())
   if (!st.rate.allowed) throw new AppError('rate_limit_exceeded')
   if (!MFA_STEP.has(path)) {

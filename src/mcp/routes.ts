@@ -1,7 +1,7 @@
 import { Elysia, t, type AnyElysia } from 'elysia'
 import { op } from '../http/docs'
 import type { Platform } from '../http/platform'
-import { handleMcp } from './server'
+import { endMcpSession, handleMcp } from './server'
 
 const JsonRpcMessage = t.Object(
   {
@@ -37,3 +37,9 @@ export const mcpRoutes = (platform: Platform, app: () => AnyElysia) =>
         202: t.Null({ description: 'accepted: the body held only notifications or responses' }),
       },
     })
+    // Outside the 195 operations: the transport's way for a client to end its
+    // session (GET, a server-sent stream this server does not offer, answers 405).
+    .delete('/mcp', async ({ deps, actor, request, set }) => {
+      await endMcpSession(deps, actor, request.headers.get('mcp-session-id'))
+      set.status = 204
+    }, { auth: 'send', detail: { hide: true } })

@@ -38,6 +38,13 @@ async function liveSession(deps: Deps, actor: Actor, id: string) {
   return row
 }
 
+/** Ends the caller's own session: later calls naming it answer `session_expired`. */
+export async function endMcpSession(deps: Deps, actor: Actor, id: string | null) {
+  if (!id) throw new AppError('validation_error', { message: 'Name the session to end in the `Mcp-Session-Id` header.', details: [{ field: 'mcp-session-id', message: 'required' }] })
+  await liveSession(deps, actor, id)
+  await deps.db.write((tx) => tx.delete(mcpSessions).where(eq(mcpSessions.id, id)))
+}
+
 /** One REST request through the app, as the caller, answered as a tool result. */
 async function callTool(app: AnyElysia, request: Request, actor: Actor, baseUrl: string, tool: Tool, args: Record<string, unknown>) {
   const call = restCall(tool, args, actor.keyId)
@@ -51,6 +58,7 @@ async function callTool(app: AnyElysia, request: Request, actor: Actor, baseUrl:
     if (v !== null) headers.set(h, v)
   }
   if (call.body !== undefined) headers.set('content-type', 'application/json')
+  if (call.idempotencyKey !== undefined) headers.set('idempotency-key', call.idempotencyKey)
   const qs = call.query.size ? `?${call.query}` : ''
   const res = await app.handle(new Request(`${new URL(request.url).origin}${call.path}${qs}`, { method: call.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) }))
   const text = await res.text()

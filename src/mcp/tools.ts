@@ -52,6 +52,19 @@ export const TOOL_SPECS: ToolSpec[] = [
   { name: 'get_usage', method: 'GET', path: '/usage' },
 ]
 
+/**
+ * The argument that carries the REST `Idempotency-Key` on tools that change
+ * something, so an agent retrying a tool call after a lost reply gets the first
+ * call's answer instead of a second send.
+ */
+export const IDEMPOTENCY_ARG = 'idempotency_key'
+const idempotencyArg = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 256,
+  description: 'sent as the `Idempotency-Key` header: a retry with the same key and arguments within 7 days answers the first call’s result and changes nothing again',
+}
+
 type JsonSchema = { type?: string; properties?: Record<string, unknown>; required?: string[]; description?: string; [k: string]: unknown }
 
 /** A mounted route as Elysia lists it. */
@@ -118,6 +131,7 @@ export function buildTools(routes: MountedRoute[]): Tool[] {
       properties[spec.bodyAs ?? 'body'] = body
       required.add(spec.bodyAs ?? 'body')
     }
+    if (spec.method !== 'GET') properties[IDEMPOTENCY_ARG] = idempotencyArg
     const d = route.hooks.detail ?? {}
     return {
       spec,
@@ -145,11 +159,12 @@ export interface RestCall {
   path: string
   query: URLSearchParams
   body?: unknown
+  idempotencyKey?: string
 }
 
 /** Splits a tool call's arguments into the REST request: path, query string and body. */
 export function restCall(tool: Tool, args: Record<string, unknown>, ownKeyId: string | null): RestCall | { missing: string[] } {
-  const rest = { ...args }
+  const { [IDEMPOTENCY_ARG]: idempotencyKey, ...rest } = args
   let path = tool.spec.path
   const missing: string[] = []
   for (const p of tool.pathParams) {
@@ -166,5 +181,5 @@ export function restCall(tool: Tool, args: Record<string, unknown>, ownKeyId: st
     for (const v of value === undefined ? [] : Array.isArray(value) ? value : [value]) query.append(q, String(v))
   }
   const body = tool.bodyKind === 'object' ? rest : tool.bodyKind === 'nested' ? rest[tool.spec.bodyAs ?? 'body'] : undefined
-  return { method: tool.spec.method, path, query, body }
+  return { method: tool.spec.method, path, query, body, ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}) }
 }

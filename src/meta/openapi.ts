@@ -1,6 +1,7 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { CATALOGUE } from '../errors/catalogue'
+import { isFormRoute } from '../http/body'
 import { SESSION_COOKIE } from '../sessions/cookie'
 import { VERSION } from './service'
 
@@ -60,7 +61,8 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
     for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
       const route = hooks.get(`${method} ${path}`)
       if (operation.requestBody && route?.body) {
-        operation.requestBody = { required: true, content: { 'application/json': { schema: plain(route.body) } } }
+        const type = isFormRoute(method.toUpperCase(), path) ? 'application/x-www-form-urlencoded' : 'application/json'
+        operation.requestBody = { required: true, content: { [type]: { schema: plain(route.body) } } }
       }
       const errors = operation['x-error-responses'] as Record<string, unknown> | undefined
       delete operation['x-error-responses']

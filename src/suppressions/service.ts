@@ -45,8 +45,8 @@ export function auditSystemSuppression(tx: Tx, ids: Ids, at: string, row: Row, b
   })
 }
 
-async function find(deps: Deps, actor: Actor, idOrEmail: string) {
-  const key = decodeURIComponent(idOrEmail)
+/** `key` comes decoded from the path: decoding it again would misread a literal `%`. */
+async function find(deps: Deps, actor: Actor, key: string) {
   const byEmail = key.includes('@')
   const [row] = await deps.db.q
     .select()
