@@ -831,4 +831,185 @@ CREATE TABLE `oauth_tokens` (
 	`created_at` text NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `oauth_tokens_grant` ON `oauth_tokens` (`grant_id`);
+CREATE INDEX `oauth_tokens_grant` ON `oauth_tokens` (`grant_id`);--> statement-breakpoint
+CREATE TABLE `support_attachments` (
+	`id` text PRIMARY KEY NOT NULL,
+	`request_id` text NOT NULL,
+	`message_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`filename` text NOT NULL,
+	`content_type` text NOT NULL,
+	`size` integer NOT NULL,
+	`content` blob,
+	`created_at` text NOT NULL,
+	`expires_at` text NOT NULL,
+	`purged_at` text
+);
+--> statement-breakpoint
+CREATE INDEX `support_attachments_request` ON `support_attachments` (`request_id`,`id`);--> statement-breakpoint
+CREATE INDEX `support_attachments_expiry` ON `support_attachments` (`purged_at`,`expires_at`);--> statement-breakpoint
+CREATE TABLE `support_messages` (
+	`id` text PRIMARY KEY NOT NULL,
+	`request_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`kind` text NOT NULL,
+	`body` text NOT NULL,
+	`by_key_id` text,
+	`by_person_id` text,
+	`desk_email_id` text,
+	`desk_error` text,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `support_messages_request` ON `support_messages` (`request_id`,`id`);--> statement-breakpoint
+CREATE INDEX `support_messages_account_created` ON `support_messages` (`account_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `support_requests` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`subject` text NOT NULL,
+	`status` text NOT NULL,
+	`contact_email` text,
+	`opened_by_key_id` text,
+	`opened_by_person_id` text,
+	`merged_into_id` text,
+	`closed_at` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `support_requests_account` ON `support_requests` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `support_requests_account_created` ON `support_requests` (`account_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `support_votes` (
+	`slug` text NOT NULL,
+	`voter` text NOT NULL,
+	`day` text NOT NULL,
+	`account_id` text NOT NULL,
+	`helpful` integer NOT NULL,
+	`created_at` text NOT NULL,
+	PRIMARY KEY(`slug`, `voter`, `day`)
+);
+--> statement-breakpoint
+CREATE INDEX `support_votes_slug` ON `support_votes` (`slug`,`helpful`);--> statement-breakpoint
+CREATE TABLE `blocklist_listings` (
+	`kind` text NOT NULL,
+	`subject` text NOT NULL,
+	`zone` text NOT NULL,
+	`status` text NOT NULL,
+	`code` text,
+	`reason` text,
+	`listed_since` text,
+	`checked_at` text NOT NULL,
+	PRIMARY KEY(`kind`, `subject`, `zone`)
+);
+--> statement-breakpoint
+CREATE TABLE `dedicated_ip_domains` (
+	`domain_id` text PRIMARY KEY NOT NULL,
+	`ip_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `dedicated_ip_domains_ip` ON `dedicated_ip_domains` (`ip_id`);--> statement-breakpoint
+CREATE TABLE `dedicated_ip_usage` (
+	`ip_id` text NOT NULL,
+	`day` text NOT NULL,
+	`sent` integer NOT NULL,
+	PRIMARY KEY(`ip_id`, `day`)
+);
+--> statement-breakpoint
+CREATE TABLE `dedicated_ips` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`ip` text NOT NULL,
+	`family` integer NOT NULL,
+	`ptr` text,
+	`warmup_started_at` text,
+	`overflow` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `dedicated_ips_ip` ON `dedicated_ips` (`ip`);--> statement-breakpoint
+CREATE INDEX `dedicated_ips_account` ON `dedicated_ips` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `billing_accounts` (
+	`account_id` text PRIMARY KEY NOT NULL,
+	`customer_id` text,
+	`subscription_id` text,
+	`subscription_item_id` text,
+	`plan` text,
+	`term` text,
+	`status` text NOT NULL,
+	`period_start` text,
+	`period_end` text,
+	`trial_started_at` text,
+	`trial_ends_at` text,
+	`overage_enabled` integer NOT NULL,
+	`overage_cap` integer,
+	`provider_event_at` integer,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `billing_accounts_customer` ON `billing_accounts` (`customer_id`);--> statement-breakpoint
+CREATE TABLE `billing_events` (
+	`id` text PRIMARY KEY NOT NULL,
+	`type` text NOT NULL,
+	`account_id` text,
+	`outcome` text NOT NULL,
+	`provider_created_at` text NOT NULL,
+	`received_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `billing_invoices` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`provider_id` text NOT NULL,
+	`number` text,
+	`status` text NOT NULL,
+	`amount_due` integer NOT NULL,
+	`amount_paid` integer NOT NULL,
+	`currency` text NOT NULL,
+	`hosted_url` text,
+	`pdf_url` text,
+	`period_start` text,
+	`period_end` text,
+	`issued_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `billing_invoices_provider` ON `billing_invoices` (`provider_id`);--> statement-breakpoint
+CREATE INDEX `billing_invoices_account` ON `billing_invoices` (`account_id`,`id`);--> statement-breakpoint
+CREATE TABLE `trust_appeals` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`person_email` text NOT NULL,
+	`reason` text NOT NULL,
+	`status` text NOT NULL,
+	`outcome` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `trust_appeals_account` ON `trust_appeals` (`account_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `trust_changes` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`from` text NOT NULL,
+	`to` text NOT NULL,
+	`reason` text NOT NULL,
+	`by` text NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `trust_changes_account` ON `trust_changes` (`account_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `trust_standings` (
+	`account_id` text PRIMARY KEY NOT NULL,
+	`level` text NOT NULL,
+	`state` text NOT NULL,
+	`state_reason` text,
+	`state_since` text,
+	`paused_domains` text NOT NULL,
+	`level_since` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);

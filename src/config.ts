@@ -1,3 +1,5 @@
+import ipaddr from 'ipaddr.js'
+import { isIP } from 'node:net'
 import { hostname as osHostname } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 
@@ -65,6 +67,24 @@ export interface Config {
   invitesPerDay: number
   /** Agent controls (see README, "Agent controls and trust"). */
   controls: ControlSettings
+  /** Dedicated IPs and blocklists (see README, "Dedicated IPs and deliverability"). */
+  deliverability: DeliverabilitySettings
+  /** Trust standing and the onboarding sender (see README, "Agent controls and trust"). */
+  trust: TrustSettings
+  /** The operator's support desk: new support requests and replies are mailed here, from `supportFrom`; unset keeps them for the console. */
+  supportEmail?: string
+  supportFrom?: string
+  /** The payment provider (Stripe's API shape); unset means billing is off and only the quotas above apply. */
+  billing?: BillingSettings
+}
+
+export interface BillingSettings {
+  secretKey: string
+  webhookSecret: string
+  /** The provider's API root (https://api.stripe.com; tests point it at a local fake). */
+  apiUrl: string
+  /** The provider's price id for each `plan_term` on sale (e.g. `pro_yearly`); a term without a price is not on sale. */
+  prices: Record<string, string>
 }
 
 export interface ControlSettings {
@@ -98,6 +118,15 @@ function optionalInt(env: Record<string, string | undefined>, name: string) {
 }
 
 const list = (raw: string | undefined) => (raw ?? '').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean)
+
+/** A percentage that may have decimals (complaint rates are fractions of a percent). */
+function percent(env: Record<string, string | undefined>, name: string, fallback: number) {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!/^\d+(\.\d+)?$/.test(raw) || n <= 0 || n > 100) throw new ConfigError(`${name} must be a percentage above 0 and at most 100, got "${raw}"`)
+  return n
+}
 
 function bool(env: Record<string, string | undefined>, name: string, fallback: boolean) {
   const raw = env[name]?.toLowerCase()
@@ -176,6 +205,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seatLimit: optionalInt(env, 'MAILROOM_SEAT_LIMIT'),
     invitesPerDay: int(env, 'MAILROOM_INVITE_LIMIT', 50, 1, 100_000),
     controls: loadControls(env),
+    deliverability: loadDeliverability(env),
+    trust: loadTrust(env),
+    ...loadSupportDesk(env),
+    billing: loadBilling(env),
   }
 }
 
@@ -191,4 +224,126 @@ function loadControls(env: Record<string, string | undefined>): ControlSettings 
     killSwitchComplaintPercent: int(env, 'MAILROOM_KILL_SWITCH_COMPLAINT_PERCENT', 2, 1, 100),
     killSwitchInvalidPercent: int(env, 'MAILROOM_KILL_SWITCH_INVALID_PERCENT', 5, 1, 100),
   }
+}
+
+export interface DeliverabilitySettings {
+  /** DNS blocklists of addresses (DNSBL zones), asked `4.3.2.1.<zone>`. */
+  dnsblZones: string[]
+  /** DNS blocklists of domains (DBL zones), asked `<domain>.<zone>`. */
+  dblZones: string[]
+  /** The host's default outbound addresses, checked beside the dedicated IPs; empty means its public interface addresses. */
+  outboundIps: string[]
+  /** Assignments the operator pinned, domain name → source address: PATCH cannot change them. */
+  pins: Map<string, string>
+}
+
+function loadDeliverability(env: Record<string, string | undefined>): DeliverabilitySettings {
+  const zones = (name: string, fallback: string) => list(env[name] ?? fallback).map((z) => z.replace(/^\.+|\.+$/g, ''))
+  const outboundIps = list(env.MAILROOM_OUTBOUND_IPS).map((ip) => {
+    if (!isIP(ip)) throw new ConfigError(`MAILROOM_OUTBOUND_IPS must be a comma-separated list of IP addresses, got "${ip}"`)
+    return ipaddr.process(ip).toString()
+  })
+  const pins = new Map<string, string>()
+  for (const pair of list(env.MAILROOM_DEDICATED_IP_PINS)) {
+    const [domain, ip] = pair.split('=').map((x) => x.trim().replace(/\.$/, ''))
+    if (!domain || !ip || !isIP(ip)) throw new ConfigError(`MAILROOM_DEDICATED_IP_PINS must be domain=ip pairs separated by commas, got "${pair}"`)
+    pins.set(domain, ipaddr.process(ip).toString())
+  }
+  return {
+    dnsblZones: zones('MAILROOM_DNSBL_ZONES', 'zen.spamhaus.org,bl.spamcop.net,b.barracudacentral.org'),
+    dblZones: zones('MAILROOM_DBL_ZONES', 'dbl.spamhaus.org'),
+    outboundIps,
+    pins,
+  }
+}
+
+export type TrustLevelSetting = 'sandbox' | 'new' | 'established' | 'trusted'
+
+export interface TrustSettings {
+  /** The level an account made by open sign-up starts at; the first account and accounts without a standing row are `trusted`. */
+  startLevel: TrustLevelSetting
+  /** Emails a day (UTC) at each level below `trusted`. */
+  sandboxDailyCap: number
+  newDailyCap: number
+  establishedDailyCap: number
+  /** Promotion to the next level: days at the level, and (above sandbox) delivered real sends at it. */
+  promoteDays: number
+  promoteSends: number
+  /** Pauses: over the real sends of the last window (at least `minSends`), a bounce or complaint share at or above its percentage. */
+  windowHours: number
+  minSends: number
+  bouncePercent: number
+  complaintPercent: number
+  /** A batch with more recipients than this is a bulk send (held for young domains, refused under review). */
+  bulkSize: number
+  /** Bulk sends from a domain verified fewer hours ago than this are held (`young_domain_held`). */
+  youngDomainHours: number
+  /** The operator's onboarding address (`Name <a@b>` or `a@b`); unset means no onboarding sender. */
+  onboardingFrom?: string
+  onboardingDailyCap: number
+}
+
+const TRUST_LEVELS: TrustLevelSetting[] = ['sandbox', 'new', 'established', 'trusted']
+
+function loadTrust(env: Record<string, string | undefined>): TrustSettings {
+  const startLevel = (env.MAILROOM_TRUST_START_LEVEL || 'sandbox') as TrustLevelSetting
+  if (!TRUST_LEVELS.includes(startLevel)) throw new ConfigError(`MAILROOM_TRUST_START_LEVEL must be one of ${TRUST_LEVELS.join(', ')}, got "${startLevel}"`)
+  const onboardingFrom = env.MAILROOM_ONBOARDING_FROM?.trim() || undefined
+  if (onboardingFrom !== undefined && !/^([^<>]*<)?[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+>?$/.test(onboardingFrom)) {
+    throw new ConfigError(`MAILROOM_ONBOARDING_FROM must be an address (a@b.example or Name <a@b.example>), got "${onboardingFrom}"`)
+  }
+  return {
+    startLevel,
+    sandboxDailyCap: int(env, 'MAILROOM_TRUST_SANDBOX_DAILY_CAP', 100, 1, 1_000_000_000),
+    newDailyCap: int(env, 'MAILROOM_TRUST_NEW_DAILY_CAP', 1000, 1, 1_000_000_000),
+    establishedDailyCap: int(env, 'MAILROOM_TRUST_ESTABLISHED_DAILY_CAP', 10_000, 1, 1_000_000_000),
+    promoteDays: int(env, 'MAILROOM_TRUST_PROMOTE_DAYS', 7, 0, 365),
+    promoteSends: int(env, 'MAILROOM_TRUST_PROMOTE_SENDS', 100, 0, 1_000_000_000),
+    windowHours: int(env, 'MAILROOM_TRUST_WINDOW_HOURS', 24, 1, 24 * 30),
+    minSends: int(env, 'MAILROOM_TRUST_MIN_SENDS', 50, 1, 1_000_000),
+    bouncePercent: percent(env, 'MAILROOM_TRUST_BOUNCE_PERCENT', 5),
+    complaintPercent: percent(env, 'MAILROOM_TRUST_COMPLAINT_PERCENT', 0.3),
+    bulkSize: int(env, 'MAILROOM_TRUST_BULK_SIZE', 100, 1, 1_000_000),
+    youngDomainHours: int(env, 'MAILROOM_YOUNG_DOMAIN_HOURS', 24, 0, 24 * 365),
+    onboardingFrom,
+    onboardingDailyCap: int(env, 'MAILROOM_ONBOARDING_DAILY_CAP', 20, 1, 1_000_000),
+  }
+}
+
+const ADDRESS = /^[^\s@<>]+@[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i
+
+function loadSupportDesk(env: Record<string, string | undefined>) {
+  const supportEmail = env.MAILROOM_SUPPORT_EMAIL || undefined
+  const supportFrom = env.MAILROOM_SUPPORT_FROM || undefined
+  for (const [name, v] of [['MAILROOM_SUPPORT_EMAIL', supportEmail], ['MAILROOM_SUPPORT_FROM', supportFrom]]) {
+    if (v !== undefined && !ADDRESS.test(v)) throw new ConfigError(`${name} must be an email address, got "${v}"`)
+  }
+  if (Boolean(supportEmail) !== Boolean(supportFrom)) throw new ConfigError('MAILROOM_SUPPORT_EMAIL and MAILROOM_SUPPORT_FROM must be set together')
+  return { supportEmail, supportFrom: supportFrom?.toLowerCase() }
+}
+
+const BILLING_PLANS = ['starter', 'pro', 'scale']
+
+function loadBilling(env: Record<string, string | undefined>): BillingSettings | undefined {
+  const secretKey = env.MAILROOM_BILLING_SECRET_KEY || undefined
+  const webhookSecret = env.MAILROOM_BILLING_WEBHOOK_SECRET || undefined
+  if (Boolean(secretKey) !== Boolean(webhookSecret)) throw new ConfigError('MAILROOM_BILLING_SECRET_KEY and MAILROOM_BILLING_WEBHOOK_SECRET must be set together')
+  if (!secretKey || !webhookSecret) return undefined
+  const apiUrl = (env.MAILROOM_BILLING_API_URL || 'https://api.stripe.com').replace(/\/+$/, '')
+  if (!/^https?:\/\/[^/]+/.test(apiUrl)) throw new ConfigError(`MAILROOM_BILLING_API_URL must be an http:// or https:// URL, got "${env.MAILROOM_BILLING_API_URL}"`)
+  const terms = list(env.MAILROOM_BILLING_TERMS || 'monthly,yearly')
+  let prices: Record<string, string> = Object.fromEntries(BILLING_PLANS.flatMap((p) => terms.map((t) => [`${p}_${t}`, `price_${p}_${t}`])))
+  if (env.MAILROOM_BILLING_PRICES) {
+    try {
+      prices = JSON.parse(env.MAILROOM_BILLING_PRICES)
+    } catch {
+      throw new ConfigError('MAILROOM_BILLING_PRICES must be a JSON object of `plan_term` to price id, e.g. {"pro_monthly":"price_123"}')
+    }
+    for (const [k, v] of Object.entries(prices)) {
+      const [plan, term] = k.split('_')
+      if (!BILLING_PLANS.includes(plan) || !term || typeof v !== 'string' || !v) throw new ConfigError(`MAILROOM_BILLING_PRICES: "${k}" must name a plan (${BILLING_PLANS.join(', ')}) and a term, with a price id as its value`)
+    }
+  }
+  // A term is on sale when it is listed and its price is known.
+  return { secretKey, webhookSecret, apiUrl, prices: Object.fromEntries(Object.entries(prices).filter(([k]) => terms.includes(k.split('_')[1]))) }
 }

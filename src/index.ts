@@ -8,6 +8,7 @@ import { LARGE_BODY_LIMIT } from './http/body'
 import { DeliveryWorker } from './delivery/worker'
 import { Scheduler } from './jobs'
 import { startInbound, type InboundListener } from './inbound/server'
+import { trustCommand } from './trust/command'
 import type { Runtime } from './meta/service'
 import { WebhookDispatcher } from './webhooks/dispatcher'
 
@@ -26,6 +27,13 @@ function configOrExit(): Config {
 async function main() {
   const config = configOrExit()
   const root = await openRoot(config)
+  // `mailroom trust set …`: the operator's decision on a standing, made on the same database; then exit.
+  if (process.argv[2] === 'trust') {
+    const line = await trustCommand(root, process.argv.slice(3)).catch((e: Error) => (console.error(e.message), process.exit(2)))
+    console.log(line)
+    root.db.close()
+    return
+  }
   const first = await ensureFirstAccount(root)
   // The one line a new operator needs, printed once, on stdout.
   if (first?.generated) console.log(`API key: ${first.token}`)

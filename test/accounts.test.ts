@@ -50,7 +50,7 @@ describe('Accounts: scenarios', () => {
         expect(r.body.account.id).not.toBe(h.accountId)
         expect(await h.root.db.q.select().from(accounts)).toHaveLength(2)
         const audit = await h.root.db.q.select().from(auditEntries).where(eq(auditEntries.accountId, r.body.account.id))
-        expect(audit.map((a) => `${a.resource}.${a.action}:${a.actorKind}`).sort()).toEqual(['account.created:system', 'member.created:system'])
+        expect(audit.map((a) => `${a.resource}.${a.action}:${a.actorKind}`).sort()).toEqual(['account.created:system', 'member.created:system', 'trust_standing.changed:system'])
       } },
     { name: 'joins the invitation’s account with its role', method: 'POST', path: '/accounts', as: 'none', setup: (h) => invited(h, bob, 'viewer'),
       body: (c: any) => ({ email: 'BOB@people.test', password: PASSWORD, invite_token: c.token }), status: 201, expect: { member: { email: bob, role: 'viewer' } },

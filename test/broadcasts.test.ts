@@ -147,7 +147,7 @@ describe('Broadcasts: scenarios', () => {
       check: async (r, c: any, h) => {
         for (const f of BROADCAST_FIELDS) expect(r.body).toHaveProperty(f)
         expect(r.body).toMatchObject({ segment_id: c.segment.id, audience_id: c.segment.id, counts: { enqueued: 0, sent: 0, delivered: 0, canceled: 0 } })
-        expect((await h.call('GET', `/broadcasts/${r.body.id}`)).body).toEqual(r.body)
+        expect((await h.call('GET', `/broadcasts/${r.body.id}`)).body).toEqual({ ...r.body, estimated_recipient_count: 2 })
         const audit = await h.root.db.q.select().from(auditEntries).where(eq(auditEntries.resourceId, r.body.id))
         expect(audit.map((a) => a.action)).toEqual(['created'])
       } },
@@ -216,6 +216,15 @@ describe('Broadcasts: scenarios', () => {
     { name: 'gets a sent broadcast with its counts from the event record', method: 'GET',
       setup: (h) => sentBroadcast(h, {}, ['delivered+ada@resend.dev', 'bounced+bob@resend.dev', 'complained+cy@resend.dev']), path: (c: any) => `/broadcasts/${c.broadcast.id}`, status: 200,
       expect: { status: 'sent', recipient_count: 3, sent_at: '2026-03-02T10:00:00.000Z', counts: { enqueued: 3, sent: 3, delivered: 2, bounced: 1, complained: 1, suppressed: 0, opened: 0, clicked: 0, canceled: 0 } } },
+    { name: 'gets a draft with the recipients it would reach if sent now: unsubscribed and suppressed members left out', method: 'GET',
+      setup: async (h) => {
+        const c = await madeDraft(h, {}, ['delivered+ada@resend.dev', 'delivered+bob@resend.dev', { email: 'delivered+cy@resend.dev', unsubscribed: true }, 'delivered+dee@resend.dev'])
+        await h.call('POST', '/suppressions', { body: { email: 'delivered+dee@resend.dev' } })
+        return c
+      }, path: (c: any) => `/broadcasts/${c.broadcast.id}`, status: 200,
+      expect: { status: 'draft', recipient_count: null, estimated_recipient_count: 2 } },
+    { name: 'states no estimate once sending has started (recipient_count holds the count)', method: 'GET', setup: (h) => sentBroadcast(h), path: (c: any) => `/broadcasts/${c.broadcast.id}`, status: 200,
+      expect: { recipient_count: 2, estimated_recipient_count: null } },
     { name: 'answers 404 for a broadcast that does not exist', method: 'GET', path: `/broadcasts/${missing}`, status: 404, code: 'not_found' },
     { name: 'answers 404 for another account’s broadcast', method: 'GET', setup: otherAccountsDraft, path: (b: any) => `/broadcasts/${b.id}`, status: 404, code: 'not_found' },
     { name: 'refuses a path id that is no UUID', method: 'GET', path: '/broadcasts/nope', status: 400, code: 'validation_error' },
@@ -225,7 +234,7 @@ describe('Broadcasts: scenarios', () => {
     { name: 'edits a draft; null clears a field', method: 'PATCH', setup: (h) => madeDraft(h, { name: 'Old', preview_text: 'p' }), path: (c: any) => `/broadcasts/${c.broadcast.id}`,
       body: { name: 'New', subject: 'Hi {{{FIRST_NAME}}}', preview_text: null, reply_to: ['a@acme.dev', 'B <b@acme.dev>'] }, status: 200,
       expect: { name: 'New', subject: 'Hi {{{FIRST_NAME}}}', preview_text: null, reply_to: ['a@acme.dev', 'B <b@acme.dev>'], status: 'draft' },
-      check: async (r, c: any, h) => expect((await h.call('GET', `/broadcasts/${c.broadcast.id}`)).body).toEqual(r.body) },
+      check: async (r, c: any, h) => expect((await h.call('GET', `/broadcasts/${c.broadcast.id}`)).body).toEqual({ ...r.body, estimated_recipient_count: 2 }) },
     { name: 'moves a draft to another segment and swaps its bodies for a template', method: 'PATCH',
       setup: async (h) => ({ ...(await madeDraft(h)), other: (await audience(h, [], 'Other')).segment, t: await template(h) }), path: (c: any) => `/broadcasts/${c.broadcast.id}`,
       body: (c: any) => ({ segment_id: c.other.id, html: null, text: null, template: { id: c.t.id, variables: { intro: 'Hi' } } }), status: 200,

@@ -64,7 +64,9 @@ async function fill() {
   await makeEndpoint(h, { url: 'http://127.0.0.1:9/hook', events: ['email.sent'] })
   await call('POST', '/support/requests', { body: { subject: 'Help', message: 'Tenant A needs help.' } })
   const owner = await person(h)
-  await call('POST', '/team/invites', { ...asCookie(owner.cookie, { origin: 'http://mailroom.test' }), body: { email: 'new@example.com', role: 'developer' } })
+  const asOwner = asCookie(owner.cookie, { origin: 'http://mailroom.test' })
+  await call('POST', '/team/invites', { ...asOwner, body: { email: 'new@example.com', role: 'developer' } })
+  await call('POST', '/dedicated-ips', { ...asOwner, body: { ip: '127.0.0.2' } })
 }
 
 beforeAll(async () => {

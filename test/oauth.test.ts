@@ -309,6 +309,14 @@ describe('OAuth and MCP: scenarios', () => {
     { name: 'refuses a request without a code challenge', method: 'GET', setup: (h) => register(h), path: (c) => `/oauth/authorize?response_type=code&client_id=${c.client_id}&code_challenge_method=S256`, as: { role: 'owner' }, status: 400, code: 'validation_error' },
     { name: 'refuses a key: consent belongs to a signed-in person', method: 'GET', setup: (h) => register(h), path: (c) => `/oauth/authorize?${form(authorizeQuery(c.client_id, pkce().challenge))}`, status: 401, code: 'session_required' },
     { name: 'refuses no credential', method: 'GET', path: `/oauth/authorize?${form(authorizeQuery(missing, pkce().challenge))}`, as: 'none', status: 401, code: 'missing_api_key' },
+    { name: 'sends a browser that is not signed in to the console’s sign-in, which returns here after', method: 'GET', path: `/oauth/authorize?${form(authorizeQuery(missing, pkce().challenge))}`, as: 'none', headers: { accept: 'text/html,application/xhtml+xml' }, status: 303,
+      check: (r) => {
+        const location = r.headers.get('location')!
+        expect(location).toMatch(/^\/console\/\?next=.*#\/sign-in$/)
+        const next = new URL(location, 'http://x').searchParams.get('next')!
+        expect(next).toStartWith('/oauth/authorize?')
+        expect(new URLSearchParams(next.split('?')[1]).get('response_type')).toBe('code')
+      } },
     { name: 'refuses a session still owing its second factor', method: 'GET', setup: (h) => register(h), path: (c) => `/oauth/authorize?${form(authorizeQuery(c.client_id, pkce().challenge))}`, as: { role: 'owner', mfa: 'pending' }, status: 401, code: 'mfa_required' },
 
     // POST /oauth/token

@@ -4,7 +4,7 @@ import { harness, type Harness } from './support/harness'
 import { catalogueOperations } from './support/operations'
 
 /** Sections of operations.md whose every operation is built; later issues add theirs until all 195 are. */
-const COMPLETE_SECTIONS = ['Meta', 'API keys and key limits', 'Topics', 'Suppressions', 'Domains', 'Emails: receiving', 'Events', 'Templates', 'Webhooks', 'Audit and request logs', 'Contacts', 'Contact properties', 'Accounts and console sessions', 'Team', 'Emails: sending and records', 'Automations', 'Segments and audiences', 'OAuth for tool clients, and MCP', 'Broadcasts']
+const COMPLETE_SECTIONS = ['Meta', 'API keys and key limits', 'Topics', 'Suppressions', 'Domains', 'Emails: receiving', 'Events', 'Templates', 'Webhooks', 'Audit and request logs', 'Contacts', 'Contact properties', 'Accounts and console sessions', 'Team', 'Emails: sending and records', 'Automations', 'Segments and audiences', 'OAuth for tool clients, and MCP', 'Broadcasts', 'Support', 'Trust and agent actions', 'Billing', 'Dedicated IPs', 'Deliverability']
 
 let h: Harness
 let spec: any

@@ -10,6 +10,7 @@ import { iso } from '../lib/clock'
 import { randomBase62 } from '../lib/crypto'
 import { hashPassword, normalEmail, type PersonRow } from '../sessions/service'
 import { takeInvite, toMember } from '../team/service'
+import { startStanding } from '../trust/standing'
 import type { SignUp, UpdateAccount } from './schema'
 
 type AccountRow = typeof accounts.$inferSelect
@@ -94,6 +95,7 @@ export async function signUp(deps: Deps, input: SignUp) {
       if (first && input.account_name !== undefined) await tx.update(accounts).set({ name: input.account_name, updatedAt: now }).where(eq(accounts.id, first.id))
     } else if (deps.config.openSignup) {
       accountId = await newAccount(tx, deps, input.account_name ?? input.name ?? email)
+      await startStanding(tx, deps, accountId)
     } else {
       throw new AppError('invite_not_valid', { message: 'Sign-up on this server is by invitation: send the `invite_token` of an invitation to this address.' })
     }

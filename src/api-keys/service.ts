@@ -1,6 +1,7 @@
 import { and, eq, gte, inArray, isNull, or, sql } from 'drizzle-orm'
 import { holdForApproval, mayHold } from '../agent-actions/hold'
 import { recordChange } from '../audit/record'
+import { planInclusion } from '../billing/ledger'
 import type { Deps } from '../deps'
 import { pageOf } from '../db/paging'
 import { prepared } from '../db/prepared'
@@ -85,9 +86,12 @@ async function view(deps: Deps, row: KeyRow) {
   return toApiKey(row, u.count, u.lastUsed)
 }
 
-export function checkBudget(deps: Deps, budget: number | null | undefined) {
-  const cap = deps.config.monthlyQuota
-  if (cap === undefined || budget === undefined) return
+/** A key budget stays within the operator's monthly quota and, with billing on, the monthly inclusion of the plan in force. */
+export async function checkBudget(deps: Deps, accountId: string, budget: number | null | undefined) {
+  if (budget === undefined) return
+  const caps = [deps.config.monthlyQuota, await planInclusion(deps, accountId)].filter((c): c is number => c !== undefined)
+  if (!caps.length) return
+  const cap = Math.min(...caps)
   if (budget === null || budget > cap) {
     throw new AppError('key_budget_exceeds_plan', {
       message: `A key budget must be a whole number at or below the monthly inclusion of ${cap} emails${budget === null ? '; unlimited is not allowed' : ''}.`,
@@ -156,7 +160,7 @@ export async function insertKey(deps: Deps, k: NewKey & Partial<CreateApiKey>) {
 }
 
 export async function createKey(deps: Deps, actor: Actor, input: CreateApiKey) {
-  checkBudget(deps, input.budget_per_period)
+  await checkBudget(deps, actor.accountId, input.budget_per_period)
   const expires_at = futureTimestamp(deps, input.expires_at, 'expires_at')
   const { row, token } = await insertKey(deps, { ...input, expires_at, accountId: actor.accountId, createdByKeyId: actor.keyId })
   await recordChange(deps, actor, { resource: 'api_key', resourceId: row.id, action: 'created', before: null, after: audited(row) })
@@ -316,7 +320,7 @@ const raises = (from: number | null, to: number | null | undefined) => to !== un
  */
 export async function updateLimits(deps: Deps, actor: Actor, id: string, input: UpdateKeyLimits) {
   const row = await findKey(deps, actor, id)
-  checkBudget(deps, input.budget_per_period)
+  await checkBudget(deps, actor.accountId, input.budget_per_period)
   if (actor.keyId === row.id && mayHold(actor) && (raises(row.budgetPerPeriod, input.budget_per_period) || raises(row.rateCeilingPerMinute, input.rate_ceiling_per_minute))) {
     await holdForApproval(deps, actor, {
       kind: 'raise_key_limits',

@@ -25,6 +25,9 @@ const SEND_ERRORS: ErrorCode[] = [
   'agent_budget_exceeded',
   'daily_quota_exceeded',
   'monthly_quota_exceeded',
+  'plan_required',
+  'plan_limit_reached',
+  'overage_cap_reached',
   'approval_required',
 ]
 

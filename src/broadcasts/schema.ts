@@ -104,6 +104,9 @@ export const Broadcast = t.Object({
       description: 'recipients after leaving out unsubscribed contacts, topic refusals and suppressed addresses: counted when sending starts (an estimate while scheduled), exact once every email is enqueued',
     }),
   ),
+  estimated_recipient_count: t.Optional(
+    t.Nullable(t.Integer({ description: 'a draft read by id: how many it would go to if sent now (the same rules as `recipient_count`), so the count is known before sending; null for other states' })),
+  ),
   counts: Counts,
   error: t.Nullable(t.Object({ code: t.String(), message: t.String() }, { description: 'why a scheduled broadcast could not start (it was canceled)' })),
 })

@@ -23,6 +23,7 @@ import { countRecipients, simulatorAddress, type Audience } from './audience'
 import { cancelWaiting } from './bulk'
 import { propertyKeys, variablesOf } from './personalise'
 import type { CreateBroadcast, SendBroadcast, UpdateBroadcast } from './schema'
+import { broadcastGate } from '../trust/gate'
 
 export type BroadcastRow = typeof broadcasts.$inferSelect
 type Counts = ReturnType<typeof zeroCounts>
@@ -243,7 +244,14 @@ async function countsOf(deps: Deps, row: BroadcastRow): Promise<Counts> {
 
 export async function getBroadcast(deps: Deps, actor: Actor, id: string) {
   const row = await findBroadcast(deps, actor, id)
-  return toBroadcast(row, await countsOf(deps, row))
+  return { ...toBroadcast(row, await countsOf(deps, row)), estimated_recipient_count: row.status === 'draft' ? await draftReach(deps, actor, row) : null }
+}
+
+/** Whom a draft would reach if sent now: its segment less unsubscribes, topic refusals and suppressions. */
+async function draftReach(deps: Deps, actor: Actor, row: BroadcastRow): Promise<number> {
+  const topic = row.topicId ? await topicOf(deps, actor, row.topicId) : null
+  const audience: Audience = { accountId: actor.accountId, segmentId: row.segmentId, topic: topic && { id: topic.id, defaultSubscription: topic.defaultSubscription } }
+  return countRecipients(deps.db.q, audience, new Date(deps.clock.now()))
 }
 
 export async function updateBroadcast(deps: Deps, actor: Actor, id: string, input: UpdateBroadcast) {
@@ -323,6 +331,7 @@ async function readyToSend(deps: Deps, actor: Actor, row: BroadcastRow, now: num
       message: `The ${from.domain} domain is not verified for sending (${domain ? `its status is ${domain.status}` : 'it is not a domain of this account'}), and ${real} of the ${recipients} recipients are real addresses.`,
     })
   }
+  await broadcastGate(deps, actor, sends ? domain : null, recipients, now)
   return { html, text, recipients, domain: sends ? domain : null }
 }
 

@@ -12,6 +12,8 @@ export interface SendJob {
   raw: Buffer
   /** The sending domain asks for TLS or nothing (domains.tls = enforced). */
   requireTls: boolean
+  /** The source address to bind (the sending domain's dedicated IP); the host's default when unset. */
+  localAddress?: string
   signal?: AbortSignal
 }
 
@@ -149,33 +151,37 @@ export class CaptureTransport implements Transport {
 export class RelayTransport implements Transport {
   readonly mode = 'relay' as const
   readonly breakerThreshold = 1
-  private mailer: Mailer
+  /** One pool per source address: a dedicated IP's mail reaches the relay from that address. */
+  private pools = new Pools()
   readonly host: string
 
-  constructor(config: Config, opts: TransportOptions = {}) {
+  constructor(private readonly config: Config, private readonly opts: TransportOptions = {}) {
     if (!config.relayUrl) throw new Error('MAILROOM_RELAY_URL is not set')
     const u = new URL(config.relayUrl)
     this.host = `${u.hostname}:${u.port || (u.protocol === 'smtps:' ? 465 : 587)}`
-    this.mailer = nodemailer.createTransport({
-      // The URL carries host, port, smtps, credentials and query options such as tls.rejectUnauthorized=false.
-      url: config.relayUrl,
-      pool: true,
-      maxConnections: opts.perDestination ?? config.deliveryConcurrency,
-      maxMessages: 1000,
-      name: config.hostname,
-      connectionTimeout: opts.connectionTimeoutMs ?? 15_000,
-      greetingTimeout: opts.greetingTimeoutMs ?? 15_000,
-      socketTimeout: opts.socketTimeoutMs ?? 60_000,
-      maxRequeues: 1,
-    } as never)
   }
 
   send(job: SendJob) {
-    return sendVia(this.mailer, job, this.host, 'relay')
+    const mailer = this.pools.get(job.localAddress ?? '', () =>
+      nodemailer.createTransport({
+        // The URL carries host, port, smtps, credentials and query options such as tls.rejectUnauthorized=false.
+        url: this.config.relayUrl,
+        pool: true,
+        maxConnections: this.opts.perDestination ?? this.config.deliveryConcurrency,
+        maxMessages: 1000,
+        name: this.config.hostname,
+        localAddress: job.localAddress,
+        connectionTimeout: this.opts.connectionTimeoutMs ?? 15_000,
+        greetingTimeout: this.opts.greetingTimeoutMs ?? 15_000,
+        socketTimeout: this.opts.socketTimeoutMs ?? 60_000,
+        maxRequeues: 1,
+      } as never),
+    )
+    return sendVia(mailer, job, this.host, 'relay')
   }
 
   async close() {
-    this.mailer.close()
+    await this.pools.close()
   }
 }
 
@@ -210,13 +216,16 @@ export class MxTransport implements Transport {
       const addresses = isIP(mx) ? [mx] : await this.resolver.addresses(mx)
       for (const ip of addresses.slice(0, 2)) {
         const hostLabel = `${mx}[${ip}]:${this.config.mxPort}`
-        const mailer = this.pools.get(`${mx}|${ip}|${job.requireTls ? 'tls' : 'opp'}`, () =>
+        // A socket cannot bind an IPv6 source to reach an IPv4 host (or the reverse): such a host is reached from the default address.
+        const local = job.localAddress && isIP(job.localAddress) === isIP(ip) ? job.localAddress : undefined
+        const mailer = this.pools.get(`${mx}|${ip}|${job.requireTls ? 'tls' : 'opp'}|${local ?? ''}`, () =>
           nodemailer.createTransport({
             pool: true,
             host: ip,
             port: this.config.mxPort,
             secure: false,
             name: this.config.hostname,
+            localAddress: local,
             requireTLS: job.requireTls,
             opportunisticTLS: !job.requireTls,
             tls: { servername: isIP(mx) ? undefined : mx, rejectUnauthorized: false },

@@ -24,6 +24,7 @@ import { isSimulatorAddress, simulatorBehaviour } from '../emails/simulator'
 import { iso } from '../lib/clock'
 import { Slots } from '../lib/slots'
 import { topicAllows } from '../topics/service'
+import { chooseSource, sourcesFor, type Source } from '../dedicated-ips/warmup'
 import { bounceAddress, composeMessage, personalCopy } from './mime'
 import { Recorder, releaseLeases, type Outcome, type OutcomeEvent } from './record'
 import { CircuitBreaker, classifyBounce, nextRetry } from './retry'
@@ -86,6 +87,8 @@ interface Built {
   email: EmailRow
   domain: DomainRow
   raw: Buffer
+  /** The domain's dedicated IP, when it has one. */
+  source?: Source
 }
 
 /** What a claimed batch needs, loaded once for all its rows. */
@@ -93,6 +96,8 @@ interface Batch {
   emails: Map<string, EmailRow>
   attachments: Map<string, AttachmentRow[]>
   domains: Map<string, DomainRow>
+  /** Source addresses by domain id (dedicated IPs and operator pins). */
+  sources: Map<string, Source>
   suppressed: Map<string, string>
   /** Rows whose recipient said no (or not yes) to the email's topic. */
   topicRefused: Set<string>
@@ -291,6 +296,7 @@ export class DeliveryWorker {
       emails: new Map(emailRows.map((e) => [e.id, e])),
       attachments,
       domains: new Map(domainRows.map((d) => [d.id, d])),
+      sources: await sourcesFor(q, this.root.config, domainRows),
       suppressed: new Map(supRows.map((s) => [`${s.accountId}\n${s.email}`, s.reason])),
       composed: new Map(),
     }
@@ -380,7 +386,7 @@ export class DeliveryWorker {
     } catch (e) {
       return this.failed(row, now, `the message could not be built: ${(e as Error).message}`)
     }
-    return { email, domain, raw }
+    return { email, domain, raw, source: batch.sources.get(domain.id) }
   }
 
   /** One built row through the transport (holding a slot), to its outcome. */
@@ -393,6 +399,11 @@ export class DeliveryWorker {
       // Paused while this row waited for a slot: straight back to the queue, nothing spent.
       return { row, state: row.state, countAttempt: false, nextAttemptAt: iso(Math.max(this.breaker.resumeAt, now + 1000)), events: [], at }
     }
+    const source = built.source ? await chooseSource(this.root.db, built.source, now) : null
+    if (source?.kind === 'hold') {
+      const attempt = { startedAt: at, durationMs: 0, host: null, smtpCode: null, enhancedCode: null, response: source.detail, outcome: 'deferred' as const }
+      return { row, state: row.state, countAttempt: false, nextAttemptAt: iso(source.until), attempt, events: [], at }
+    }
     const started = this.root.clock.now()
     const t0 = performance.now()
     this.sentCount++
@@ -402,6 +413,7 @@ export class DeliveryWorker {
       recipientDomain: row.recipientDomain,
       raw,
       requireTls: domain.tls === 'enforced',
+      localAddress: source?.kind === 'bind' ? source.ip : undefined,
     })
     return this.judge(row, email, result, started, Math.round(performance.now() - t0))
   }

@@ -94,7 +94,7 @@ export interface CheckOutcome {
 
 const short = (s: string, n = 80) => (s.length > n ? `${s.slice(0, n)}…` : s)
 const quoteList = (values: string[]) => values.map((v) => `"${short(v)}"`).join(', ')
-const isSpf = (v: string) => /^v=spf1(\s|$)/i.test(v.trim())
+export const isSpf = (v: string) => /^v=spf1(\s|$)/i.test(v.trim())
 const temporary = (l: { reason: string }): RecordResult => ({ status: 'temporary_failure', detail: `DNS lookup failed: ${l.reason}.` })
 const absent = (l: Lookup<unknown>, name: string, what: string): string =>
   l.kind === 'nxdomain' ? `${name} does not exist (NXDOMAIN); publish the ${what}.` : `No ${what} found at ${name}.`
@@ -149,7 +149,7 @@ const DNS_MECHANISMS = new Set(['include', 'a', 'mx', 'ptr', 'exists'])
  * terms that query DNS (RFC 7208 §4.6.4) and says whether `target` is authorised
  * (with a `+` or no qualifier) anywhere in the tree.
  */
-async function walkSpf(dns: DnsClient, record: string, target: string, st: { lookups: number; seen: Set<string> }, depth: number): Promise<boolean> {
+export async function walkSpf(dns: DnsClient, record: string, target: string, st: { lookups: number; seen: Set<string> }, depth: number): Promise<boolean> {
   let authorised = false
   const follow = async (domain: string) => {
     if (!domain || domain.includes('%') || st.seen.has(domain) || depth >= 10) return false

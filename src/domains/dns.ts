@@ -1,6 +1,7 @@
 import dgram from 'node:dgram'
 import { getServers } from 'node:dns'
 import net from 'node:net'
+import ipaddr from 'ipaddr.js'
 
 /**
  * A small stub resolver for the domain checks: asks the configured DNS servers
@@ -31,11 +32,16 @@ export interface DnsClient {
   txt(name: string): Promise<Lookup<string>>
   mx(name: string): Promise<Lookup<Mx>>
   cname(name: string): Promise<Lookup<string>>
+  /** IPv4 addresses (blocklist answers and forward-confirmed reverse DNS). */
+  a(name: string): Promise<Lookup<string>>
+  aaaa(name: string): Promise<Lookup<string>>
+  /** Host names of a reverse name (`4.3.2.1.in-addr.arpa`). */
+  ptr(name: string): Promise<Lookup<string>>
   /** How many queries got no definitive answer, and how many were asked. */
   readonly stats: { asked: number; failed: number }
 }
 
-const TYPE = { A: 1, CNAME: 5, MX: 15, TXT: 16, OPT: 41 } as const
+const TYPE = { A: 1, CNAME: 5, PTR: 12, MX: 15, TXT: 16, AAAA: 28, OPT: 41 } as const
 const RCODE_NAMES: Record<number, string> = { 1: 'FORMERR', 2: 'SERVFAIL', 4: 'NOTIMP', 5: 'REFUSED' }
 
 interface Server {
@@ -153,8 +159,12 @@ function parseMessage(buf: Buffer): Message {
       data = Buffer.concat(strings).toString('utf8')
     } else if (type === TYPE.MX) {
       data = { priority: buf.readUInt16BE(start), exchange: readName(buf, start + 2).name }
-    } else if (type === TYPE.CNAME) {
+    } else if (type === TYPE.CNAME || type === TYPE.PTR) {
       data = readName(buf, start).name
+    } else if (type === TYPE.A && rdlen === 4) {
+      data = [...buf.subarray(start, end)].join('.')
+    } else if (type === TYPE.AAAA && rdlen === 16) {
+      data = ipaddr.fromByteArray([...buf.subarray(start, end)]).toString()
     }
     answers.push({ name, type, data })
     pos = end
@@ -308,5 +318,8 @@ export function dnsClient(servers: string[], opts: DnsClientOptions = {}): DnsCl
     txt: (name) => lookup<string>(name, TYPE.TXT),
     mx: (name) => lookup<Mx>(name, TYPE.MX),
     cname: (name) => lookup<string>(name, TYPE.CNAME),
+    a: (name) => lookup<string>(name, TYPE.A),
+    aaaa: (name) => lookup<string>(name, TYPE.AAAA),
+    ptr: (name) => lookup<string>(name, TYPE.PTR),
   }
 }

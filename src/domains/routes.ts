@@ -20,7 +20,7 @@ export const domainRoutes = (platform: Platform) =>
         auth: 'full',
         method: 'POST',
         body: true,
-        errors: ['invalid_region', 'mailbox_provider_domain', 'domain_already_exists', 'domain_verified_elsewhere', 'return_path_subdomain_in_use', 'domain_limit_reached'],
+        errors: ['invalid_region', 'mailbox_provider_domain', 'domain_not_claimable', 'domain_blocklisted', 'domain_already_exists', 'domain_verified_elsewhere', 'return_path_subdomain_in_use', 'domain_limit_reached'],
       }),
       body: s.CreateDomain,
       response: { 201: s.Domain },

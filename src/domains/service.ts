@@ -10,6 +10,7 @@ import { systemActor, type Actor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
 import { listKey, type PageQuery } from '../lib/paging'
 import { buildRecords, checkDomain, domainStatus, returnPathHost, trackingHost, trackingVerified, VERIFIED_RECHECK_HOURS, windowEndsAt, type CheckProblem, type DomainRow } from './checks'
+import { assertClaimable, assertNotBlocklisted } from '../deliverability/gate'
 import { generateDkimKey } from './dkim'
 import type { CreateDomain, DnsRecord, UpdateDomain } from './schema'
 
@@ -165,6 +166,8 @@ export async function createDomain(deps: Deps, actor: Actor, input: CreateDomain
   if (isMailboxProviderDomain(name)) {
     throw new AppError('mailbox_provider_domain', { message: `${name} belongs to a mailbox provider; only the provider can publish its DNS records. Add a domain you own.` })
   }
+  assertClaimable(deps, name)
+  await assertNotBlocklisted(deps, name)
   const region = regionOf(input.region)
   const returnPath = (input.custom_return_path ?? 'send').toLowerCase()
   const tracking = input.tracking_subdomain ? input.tracking_subdomain.toLowerCase() : null

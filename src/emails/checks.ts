@@ -11,9 +11,14 @@ import { UUID_RE } from '../lib/ids'
 import { periodBounds } from '../lib/periods'
 import type { BucketState } from '../lib/token-bucket'
 import { holdForApproval, mayHold } from '../agent-actions/hold'
+import { planRefusal, readPlanTerms, spendPlan, type PlanTerms } from '../billing/ledger'
 import type { AgentActionKind } from '../db/tables'
 import { AppError } from '../errors/app-error'
 import { findLoop, type Message } from '../trust/loop-guard'
+import { onboardingChecks } from '../trust/onboarding'
+import { isOnboarding } from '../trust/sender'
+import { standingFindings } from '../trust/standing'
+import { sendingGate } from '../deliverability/gate'
 import { errorFinding, recipientListed, warning, type Finding } from './content'
 import type { Draft } from './draft'
 
@@ -55,7 +60,7 @@ const accountSent = prepared((q) =>
   q
     .select()
     .from(accountUsage)
-    .where(and(eq(accountUsage.accountId, sql.placeholder('accountId')), inArray(accountUsage.period, [sql.placeholder('day'), sql.placeholder('month')])))
+    .where(and(eq(accountUsage.accountId, sql.placeholder('accountId')), inArray(accountUsage.period, [sql.placeholder('day'), sql.placeholder('month'), sql.placeholder('plan')])))
     .prepare(),
 )
 const spendBudget = prepared((q) =>
@@ -115,9 +120,16 @@ export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Pro
     } else {
       checks.push({ name: 'domain_scope', passed: true, detail: actor.domainScope ? `key scoped to ${actor.domainScope}` : 'key has no domain scope' })
     }
-    ;[domain = null] = await sendingDomain(deps.db.q).all({ accountId: actor.accountId, name: fromDomain })
-    if (domain && canSend(domain)) {
+    const onboarding = isOnboarding(deps.config, draft.from) ? await onboardingChecks(deps, actor, draft) : null
+    ;[domain = null] = onboarding ? [onboarding.domain] : await sendingDomain(deps.db.q).all({ accountId: actor.accountId, name: fromDomain })
+    if (onboarding) {
+      findings.push(...onboarding.findings)
+      checks.push(...onboarding.checks)
+    } else if (domain && canSend(domain)) {
       checks.push({ name: 'sending_domain', passed: true, detail: `${domain.name} is verified and may send` })
+      const gate = await sendingGate(deps, domain)
+      findings.push(...gate.findings)
+      checks.push(...gate.checks)
       if ((draft.clickTracking ?? domain.clickTracking) && !trackingVerified(domain)) {
         findings.push(
           warning(
@@ -138,6 +150,9 @@ export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Pro
       checks.push({ name: 'sending_domain', passed: false, detail: why })
     }
   }
+
+  // The standing's refusals come first: a suspended or paused account hears that before anything about one message.
+  findings.unshift(...(await standingFindings(deps, actor, draft)))
 
   if (draft.topicId !== null) {
     const [topic] = UUID_RE.test(draft.topicId)
@@ -177,6 +192,10 @@ export interface Ledger {
   budget: (Count & { period: string; period_start: string; resets_at: string }) | null
   daily: Count & { period: string }
   monthly: Count & { period: string }
+  /** Of `n`, the emails to real addresses: only they need a plan and spend its inclusion. */
+  real: number
+  /** The plan's inclusion for the cycle, with billing on; null with it off. */
+  plan: (PlanTerms & { used: number }) | null
 }
 
 const count = (limit: number | null | undefined, used: number): Count => ({ limit: limit ?? null, used, remaining: limit === undefined || limit === null ? null : Math.max(0, limit - used) })
@@ -184,7 +203,7 @@ const count = (limit: number | null | undefined, used: number): Count => ({ limi
 export const dayKey = (now: number) => `day:${iso(now).slice(0, 10)}`
 export const monthKey = (now: number) => `month:${iso(now).slice(0, 7)}`
 
-export async function readLedger(exec: Executor, deps: Deps, actor: Actor, n: number, now: number): Promise<Ledger> {
+export async function readLedger(exec: Executor, deps: Deps, actor: Actor, n: number, now: number, real = n): Promise<Ledger> {
   const [key] = actor.keyId ? await keyById(exec).all({ id: actor.keyId }) : []
   let budget: Ledger['budget'] = null
   if (key) {
@@ -192,8 +211,10 @@ export async function readLedger(exec: Executor, deps: Deps, actor: Actor, n: nu
     const [u] = await budgetUsed(exec).all({ keyId: key.id, periodStart: iso(start) })
     budget = { ...count(key.budgetPerPeriod, u?.used ?? 0), period: key.period, period_start: iso(start), resets_at: iso(end) }
   }
-  const periods = [dayKey(now), monthKey(now)]
-  const usage = await accountSent(exec).all({ accountId: actor.accountId, day: periods[0], month: periods[1] })
+  const plan = await readPlanTerms(exec, deps, actor.accountId, now)
+  // The plan's cycle is read in the same statement; with billing off its period matches no row.
+  const periods = [dayKey(now), monthKey(now), plan?.period ?? '']
+  const usage = await accountSent(exec).all({ accountId: actor.accountId, day: periods[0], month: periods[1], plan: periods[2] })
   const used = (p: string) => usage.find((u) => u.period === p)?.sent ?? 0
   return {
     n,
@@ -201,6 +222,8 @@ export async function readLedger(exec: Executor, deps: Deps, actor: Actor, n: nu
     budget,
     daily: { ...count(deps.config.dailyQuota, used(periods[0])), period: periods[0] },
     monthly: { ...count(deps.config.monthlyQuota, used(periods[1])), period: periods[1] },
+    real,
+    plan: plan && { ...plan, used: plan.plan ? used(periods[2]) : 0 },
   }
 }
 
@@ -222,6 +245,8 @@ export function ledgerFindings(l: Ledger): Finding[] {
   if (l.monthly.limit !== null && l.monthly.used + l.n > l.monthly.limit) {
     out.push(errorFinding('monthly_quota_exceeded', `The account has sent ${l.monthly.used} of its ${l.monthly.limit} emails this month; this send needs ${l.n}. The quota resets at the month change.`))
   }
+  const refusal = l.plan && planRefusal(l.plan, l.plan.used, l.real)
+  if (refusal) out.push(errorFinding(refusal.code, refusal.message))
   return out
 }
 
@@ -231,6 +256,9 @@ export function ledgerChecks(l: Ledger): CheckResult[] {
     { name: 'key_budget', passed: !(b && b.limit !== null && b.used + l.n > b.limit), detail: b && b.limit !== null ? `${b.used + l.n} of ${b.limit} (${b.period})` : 'no budget set' },
     { name: 'daily_quota', passed: !(l.daily.limit !== null && l.daily.used + l.n > l.daily.limit), detail: l.daily.limit !== null ? `${l.daily.used + l.n} of ${l.daily.limit}` : 'unlimited' },
     { name: 'monthly_quota', passed: !(l.monthly.limit !== null && l.monthly.used + l.n > l.monthly.limit), detail: l.monthly.limit !== null ? `${l.monthly.used + l.n} of ${l.monthly.limit}` : 'unlimited' },
+    ...(l.plan
+      ? [{ name: 'plan', passed: !planRefusal(l.plan, l.plan.used, l.real), detail: l.plan.plan ? `${l.plan.used + l.real} of ${l.plan.inclusion} (${l.plan.plan}, overage ${l.plan.overage})` : 'no plan in force' }]
+      : []),
   ]
 }
 
@@ -238,6 +266,7 @@ export function ledgerChecks(l: Ledger): CheckResult[] {
 export async function spend(tx: Tx, actor: Actor, l: Ledger) {
   if (l.key && l.budget) await spendBudget(tx).run({ keyId: l.key.id, periodStart: l.budget.period_start, n: l.n })
   await spendQuotas(tx).run({ accountId: actor.accountId, day: l.daily.period, month: l.monthly.period, n: l.n })
+  await spendPlan(tx, actor.accountId, l.plan, l.real)
 }
 
 /**

@@ -27,6 +27,7 @@ import { loadAttachments, mediaType, readDraft, type Draft } from './draft'
 import { recordFirstEvent } from './events'
 import type { SendEmail } from './schema'
 import { expandTemplate, type TemplateCache } from './template'
+import { sendGate } from '../trust/gate'
 
 /** A message that passed every check of its own, waiting for the account's ledger. */
 interface Prepared {
@@ -91,10 +92,12 @@ async function prepare(deps: Deps, actor: Actor, input: SendEmail, now: number, 
 /** Spends from the ledger and writes every email, its attachments, its deliveries and its first event. */
 async function commit(deps: Deps, actor: Actor, items: Prepared[], now: number, onRate?: OnRate, ctx?: SendContext): Promise<string[]> {
   const n = items.reduce((sum, p) => sum + p.draft.recipients.length, 0)
+  const real = items.reduce((sum, p) => sum + (p.draft.simulator ? 0 : p.draft.recipients.length), 0)
   return deps.db.write(async (tx) => {
-    const ledger = await readLedger(tx, deps, actor, n, now)
+    const ledger = await readLedger(tx, deps, actor, n, now, real)
     const err = firstError(ledgerFindings(ledger))
     if (err) throw err
+    await sendGate(deps, actor, ledger, items, now, ctx)
     const controls = await keyControls(deps, actor, ledger, items.map((p) => p.draft), now, ctx)
     for (const p of items) p.warnings.push(...controls.warnings)
     const rate = takeRate(deps, ledger, now)
@@ -284,7 +287,7 @@ export async function lintEmail(deps: Deps, actor: Actor, input: SendEmail) {
 export async function preflightEmail(deps: Deps, actor: Actor, input: SendEmail) {
   const now = deps.clock.now()
   const { draft, findings, account } = await examine(deps, actor, input, now, true)
-  const ledger = await readLedger(deps.db.q, deps, actor, draft.recipients.length, now)
+  const ledger = await readLedger(deps.db.q, deps, actor, draft.recipients.length, now, draft.simulator ? 0 : draft.recipients.length)
   findings.push(...ledgerFindings(ledger))
   const rate = peekRate(deps, ledger, now)
   // The send is a request of its own: it spends one for itself and one for each further recipient.

@@ -115,6 +115,7 @@ const ENTRIES = {
   support_reply_too_soon: [409, 'A reply was sent moments ago.', 'Wait a moment before sending another reply.'],
   trial_already_used: [409, 'The 14-day trial was already used on this account.', 'Buy a plan with POST /billing/checkout.'],
   plan_already_active: [409, 'A plan is already in force.', 'Manage it through the billing portal.'],
+  dedicated_ip_taken: [409, 'This address is already registered as a dedicated IP.', 'Use the existing one (GET /dedicated-ips), or register another address of this host.'],
   topic_name_taken: [409, 'A topic with this name already exists.', 'Choose another name or update the existing topic.'],
   event_name_taken: [409, 'An event with this name already exists.', 'Choose another name, or update the existing event (PATCH /events/{id}).'],
   event_in_use: [409, 'An enabled automation triggers on or waits for this event.', 'Disable those automations (POST /automations/{id}/disable) or change their steps first.'],

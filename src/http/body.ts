@@ -13,6 +13,7 @@ const LARGE = [
   /^POST \/emails\/batch$/,
   /^POST \/emails\/receiving\/[^/]+\/reply$/,
   /^(POST|PATCH) \/(templates|broadcasts|automations)(\/[^/]+)?$/,
+  /^POST \/support\/requests\/[^/]+\/attachments$/,
 ]
 
 export function bodyLimit(method: string, path: string) {
@@ -33,6 +34,11 @@ const isJson = (contentType: string) => /^application\/([a-z0-9.+-]+\+)?json\s*(
 const FORM = [/^POST \/unsubscribe\/[^/]+(\/preferences)?$/, /^POST \/resubscribe\/[^/]+$/, /^POST \/oauth\/(authorize|token|revoke)$/]
 
 export const isFormRoute = (method: string, path: string) => FORM.some((r) => r.test(`${method} ${path}`))
+
+/** Bodies whose signature covers their exact bytes (the payment provider's events): kept as received beside the parsed JSON. */
+const SIGNED = [/^POST \/billing\/webhook$/]
+const rawBodies = new WeakMap<Request, string>()
+export const rawBodyOf = (request: Request) => rawBodies.get(request) ?? ''
 
 async function parseForm(buf: ArrayBuffer, contentType: string): Promise<Record<string, string | string[]>> {
   const out: Record<string, string | string[]> = {}
@@ -67,6 +73,7 @@ export async function parseJsonBody(request: Request, path: string): Promise<unk
   const contentType = request.headers.get('content-type') ?? ''
   if (isFormRoute(request.method, path)) return parseForm(buf, contentType)
   const text = new TextDecoder().decode(buf)
+  if (SIGNED.some((r) => r.test(`${request.method} ${path}`))) rawBodies.set(request, text)
   if (text.trim() === '') return {}
   if (!isJson(contentType)) {
     throw new AppError('unsupported_media_type', { message: `The body must be JSON; got ${contentType ? `\`${contentType}\`` : 'no Content-Type'}.` })

@@ -50,6 +50,19 @@ function toAppError(code: string | number, error: unknown, url: string): AppErro
 }
 
 /**
+ * A page for a signed-in person (the OAuth consent page a tool client opens)
+ * reached by a browser with no session: it goes to the console's sign-in, which
+ * returns to it after. API callers keep the JSON refusal.
+ */
+const signInFirst = (request: Request, st: RequestState, err: AppError) =>
+  request.method === 'GET' && st.level === 'session' && (err.code === 'missing_api_key' || err.code === 'session_required') && (request.headers.get('accept') ?? '').includes('text/html')
+
+function signInPath(request: Request) {
+  const u = new URL(request.url)
+  return `/console/?next=${encodeURIComponent(u.pathname + u.search)}#/sign-in`
+}
+
+/**
  * The cross-cutting behaviour every route stands on: request ids, JSON bodies and
  * their limits, authentication and rate windows (the `auth` macro), idempotency,
  * one transaction per request committed before the reply, the error envelope,
@@ -139,6 +152,7 @@ export function platform(root: RootDeps, routes: RouteTable) {
         }
       }
       st.error = err
+      if (signInFirst(request, st, err)) return new Response(null, { status: 303, headers: { ...headers, location: signInPath(request) } })
       return errorResponse(root.config.baseUrl, err, { ...headers, ...rateHeaders(st) })
     })
     // After the reply has left: the request log costs the caller no time.

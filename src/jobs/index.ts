@@ -5,12 +5,15 @@ import { purgeSignals } from '../automations/signals'
 import type { RootDeps } from '../deps'
 import { apiKeyUsage } from '../db/tables'
 import { recheckDomains } from '../domains/service'
+import { runBlocklistChecks } from '../deliverability/blocklists'
 import { purgeExpired } from '../http/idempotency'
 import { DAY, iso } from '../lib/clock'
 import { purgeRequestLogs } from '../logs/buffer'
 import { purgeSessions } from '../sessions/service'
+import { purgeSupportAttachments } from '../support/service'
 import { purgeWebhookLog } from '../webhooks/retention'
 import { runKillSwitch } from '../trust/kill-switch'
+import { reviewStandings } from '../trust/review'
 
 /** The scheduler's jobs, as data: what runs, when (croner pattern, seconds first), and how. */
 export interface Job {
@@ -35,6 +38,9 @@ export const JOBS: Job[] = [
   { name: 'purge-console-sessions', pattern: '0 11 * * * *', run: (r) => purgeSessions(r.db, r.clock.now()) },
   { name: 'expire-agent-actions', pattern: '0 * * * * *', run: (r) => expireActions(r) },
   { name: 'kill-switch', pattern: '30 * * * * *', run: (r) => runKillSwitch(r) },
+  { name: 'trust-review', pattern: '45 */5 * * * *', run: (r) => reviewStandings(r) },
+  { name: 'check-blocklists', pattern: '0 7 4 * * *', run: (r) => runBlocklistChecks(r) },
+  { name: 'purge-support-attachments', pattern: '0 37 * * * *', run: (r) => purgeSupportAttachments(r.db, r.clock.now()) },
 ]
 
 /** Runs the jobs in this process; a job never overlaps itself, and a failure is logged, not fatal. */

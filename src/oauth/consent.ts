@@ -37,7 +37,8 @@ export function consentHeaders(redirectUri: string) {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     'x-robots-tag': 'noindex, nofollow',
-    'referrer-policy': 'no-referrer',
+    // Not no-referrer: a browser then sends `Origin: null` with the form, and the session's CSRF check refuses it.
+    'referrer-policy': 'same-origin',
     'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${target}; frame-ancestors 'none'`,
     'x-frame-options': 'DENY',
   }

@@ -196,7 +196,7 @@ export async function decideConsent(deps: Deps, actor: Actor, form: ConsentForm)
   const budgetText = form.budget_per_period?.trim() ?? ''
   if (budgetText !== '' && !/^\d{1,9}$/.test(budgetText)) throw new AppError('invalid_parameter', { message: 'budget_per_period must be a whole number of emails, or empty.' })
   const budget = budgetText === '' ? null : Number(budgetText)
-  checkBudget(deps, budget)
+  await checkBudget(deps, actor.accountId, budget)
   const { row: key } = await insertKey(deps, {
     accountId: actor.accountId,
     name: `OAuth: ${client.name}`.slice(0, 100),

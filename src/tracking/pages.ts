@@ -2,10 +2,11 @@
 // nothing about the service's internals. Every dynamic value is escaped.
 import { escapeHtml as esc } from '../lib/html'
 
+/** The referrer policy comes with each page's headers: the OAuth consent page, which shares this shell, needs its own. */
 export function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow"><meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
 <title>${esc(title)}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}
 button{font:inherit;padding:.5rem 1rem;border:1px solid #1a1a1a;border-radius:4px;background:#fff;cursor:pointer}

@@ -15,7 +15,7 @@
 import type { AddressInfo, Socket } from 'node:net'
 import { Packet, TCPServer, UDPServer } from 'dns2'
 
-export type DnsRecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME'
+export type DnsRecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'PTR'
 export type DnsRecordValue = string | { exchange: string; priority: number }
 
 export interface TestDnsServer {
@@ -42,6 +42,7 @@ const TYPES: Record<DnsRecordType, number> = {
   MX: Packet.TYPE.MX,
   TXT: Packet.TYPE.TXT,
   CNAME: Packet.TYPE.CNAME,
+  PTR: Packet.TYPE.PTR,
 }
 const TYPE_NAMES = new Map<number, string>(Object.entries(TYPES).map(([k, v]) => [v, k]))
 
@@ -69,6 +70,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       case 'AAAA':
         return { ...base, address: String(value) }
       case 'CNAME':
+      case 'PTR':
         return { ...base, domain: norm(String(value)) }
       case 'TXT':
         return { ...base, data: splitTxt(String(value)) }

@@ -49,7 +49,8 @@ export const silentLog: Logger & { errors: string[] } = {
  */
 export async function harness(env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-test-'))
-  const config: Config = loadConfig({ MAILROOM_DATA_DIR: dir, MAILROOM_BASE_URL: 'http://mailroom.test', ...env })
+  // No blocklist zones unless a test sets them: adding a domain would otherwise ask the public DBL through the system's resolver.
+  const config: Config = loadConfig({ MAILROOM_DATA_DIR: dir, MAILROOM_BASE_URL: 'http://mailroom.test', MAILROOM_DNSBL_ZONES: '', MAILROOM_DBL_ZONES: '', ...env })
   const clock = new ManualClock('2026-03-02T10:00:00.000Z')
   const root: RootDeps = await openRoot(config, { clock, log: silentLog })
   // A harness opened on the data folder of an earlier one (a restart) finds its owner; the key is MAILROOM_BOOTSTRAP_KEY.

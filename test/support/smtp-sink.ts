@@ -20,6 +20,8 @@ export interface SinkMessage {
   user?: string
   /** The EHLO name the client gave. */
   helo: string
+  /** The address the client connected from (a dedicated IP binds its source address). */
+  remoteAddress: string
 }
 
 export interface SinkOptions {
@@ -118,6 +120,7 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
           secure: !!session.secure,
           user: typeof session.user === 'string' ? session.user : undefined,
           helo: session.hostNameAppearsAs,
+          remoteAddress: session.remoteAddress,
         })
         for (const w of [...waiters]) {
           if (messages.length >= w.count) {
