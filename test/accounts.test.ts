@@ -91,7 +91,7 @@ describe('Accounts: scenarios', () => {
     { name: 'refuses an unknown field', method: 'POST', path: '/accounts', as: 'none', body: { email: ada, password: PASSWORD, role: 'owner' }, status: 400, code: 'validation_error' },
 
     // GET /account
-    { name: 'answers the account to a full_access key', method: 'GET', path: '/account', status: 200, expect: { object: 'account', name: 'Default account', require_mfa: false, created_at: '2026-03-02T10:00:00.000Z' },
+    { name: 'answers the account to a full_access key, with no plan (billing off) and the operator’s trusted standing', method: 'GET', path: '/account', status: 200, expect: { object: 'account', name: 'Default account', require_mfa: false, created_at: '2026-03-02T10:00:00.000Z', plan: null, standing: { level: 'trusted', state: 'active' } },
       check: (r, _c, h) => expect(r.body.id).toBe(h.accountId) },
     { name: 'answers the account to a viewer’s session', method: 'GET', path: '/account', as: { role: 'viewer' }, status: 200, expect: { object: 'account' } },
     { name: 'answers each key its own account', method: 'GET', path: '/account', as: 'none', setup: (h) => h.otherAccount(), headers: (o: any) => ({ authorization: `Bearer ${o.token}` }), status: 200, expect: { name: 'Other' } },

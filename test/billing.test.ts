@@ -59,6 +59,7 @@ describe('Billing: scenarios', () => {
       { name: 'during the trial: Pro, trialing, its 14 days and inclusion', method: 'GET', path: '/billing/plan', setup: (h) => startTrial(h), status: 200,
         expect: { plan: 'pro', status: 'trialing', trial: { used: true, started_at: '2026-03-02T10:00:00.000Z', ends_at: '2026-03-16T10:00:00.000Z' },
           inclusion: { emails: 50_000, used: 0, remaining: 50_000, cycle_start: '2026-03-02T10:00:00.000Z', resets_at: '2026-03-16T10:00:00.000Z' }, limits: { seats: 10, domains: 10 }, overage: { available: false } } },
+      { name: 'GET /account names the plan in force (the trial’s Pro)', method: 'GET', path: '/account', setup: (h) => startTrial(h), status: 200, expect: { object: 'account', plan: 'pro' } },
       { name: 'after the trial ended: no plan, the trial used', method: 'GET', path: '/billing/plan', setup: async (h) => {
         await startTrial(h)
         h.clock.advance(14 * DAY + 1)

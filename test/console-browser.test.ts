@@ -273,6 +273,20 @@ describe.skipIf(skipBrowser)('the console in chromium', () => {
     }
   }, 30_000)
 
+  test('a support request opened and answered from the console', async () => {
+    await visit('support', 'Support')
+    await page.getByLabel('Subject').fill('Gmail defers everything')
+    await page.getByLabel('What happened').fill('Every message to gmail.com gets 451 4.7.1.')
+    await page.getByRole('button', { name: 'Open request' }).click()
+    await page.getByRole('heading', { name: /Gmail defers everything/ }).waitFor()
+    await page.getByText('Every message to gmail.com gets 451 4.7.1.').waitFor()
+    await page.getByLabel('Reply').fill('It started after we moved the DNS.')
+    await page.getByRole('button', { name: 'Send reply' }).click()
+    await page.getByText('It started after we moved the DNS.').waitFor()
+    const listed = await server.call('GET', '/support/requests')
+    expect(listed.body.data.map((r: { subject: string }) => r.subject)).toEqual(['Gmail defers everything'])
+  }, 20_000)
+
   test('every page loads from the server alone, and fits a phone', async () => {
     const pages = ['', 'emails', 'inbound', 'threads', 'actions', 'keys', 'domains', 'webhooks', 'contacts', 'segments', 'topics', 'templates', 'broadcasts', 'automations', 'team', 'billing', 'support', 'audit']
     for (const p of pages) {

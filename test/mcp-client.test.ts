@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { harness, type Harness } from './support/harness'
+import { asCookie, person } from './support/people'
 
 let open: { h: Harness; server: ReturnType<typeof Bun.serve>; clients: Client[] }[] = []
 afterEach(async () => {
@@ -15,8 +16,8 @@ afterEach(async () => {
   open = []
 })
 
-async function serve() {
-  const h = await harness()
+async function serve(env: Record<string, string> = {}) {
+  const h = await harness(env)
   const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => h.app.handle(req) })
   const entry = { h, server, clients: [] as Client[] }
   open.push(entry)
@@ -94,6 +95,27 @@ describe('MCP over Streamable HTTP with the official client', () => {
     // The key reads its own limits without naming itself.
     const limits = await client.callTool({ name: 'get_key_limits', arguments: {} })
     expect(limits.structuredContent).toMatchObject({ key_id: key.id, budget_per_period: 2, used: 2, remaining: 0 })
+  })
+
+  test('a batch above the approval threshold is held for a person; after a person approves, it is sent exactly once', async () => {
+    const { h, connect } = await serve({ MAILROOM_APPROVAL_THRESHOLD: '2' })
+    const key = await h.key({ name: 'agent' })
+    const { client } = await connect(key.token)
+    const held = await client.callTool({ name: 'send_batch', arguments: { emails: [mail(1), mail(2), mail(3)] } })
+    expect(held.isError).toBe(true)
+    expect(json(held)).toMatchObject({ code: 'approval_required', agent_action_id: expect.any(String) })
+    const actionId = json(held).agent_action_id as string
+    // No tool approves: the agent cannot decide for itself, over MCP or REST.
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name).filter((n) => /approve|reject|resume/.test(n))).toEqual([])
+    expect((await h.call('POST', `/agent-actions/${actionId}/approve`, { key: key.token })).body.code).toBe('human_action_required')
+    const owner = await person(h, { role: 'owner' })
+    const approved = await h.call('POST', `/agent-actions/${actionId}/approve`, { ...asCookie(owner.cookie, { origin: 'http://mailroom.test' }) })
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200)
+    // A second approval does not send again.
+    expect((await h.call('POST', `/agent-actions/${actionId}/approve`, { ...asCookie(owner.cookie, { origin: 'http://mailroom.test' }) })).body.code).toBe('agent_action_decided')
+    const subjects = (await h.call('GET', '/emails?limit=100')).body.data.map((e: { subject: string }) => e.subject).sort()
+    expect(subjects).toEqual(['Hello 1', 'Hello 2', 'Hello 3'])
   })
 
   test('a sending-only key sees every tool but management tools answer restricted_api_key, as over REST', async () => {

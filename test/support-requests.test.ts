@@ -11,6 +11,8 @@ import { startSmtpSink, type SmtpSink } from './support/smtp-sink'
 
 const missing = '01890000-0000-7000-8000-000000000000'
 const MB = 1024 * 1024
+/** A desk is configured (drafts need one); these tests send nothing to it. */
+const DESK = { MAILROOM_SUPPORT_EMAIL: 'desk@operator.test', MAILROOM_SUPPORT_FROM: 'support@ops.dev' }
 
 const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64')
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('IHDR fake image data')])
@@ -86,17 +88,19 @@ describe('Support requests: scenarios', () => {
       const o = await h.otherAccount()
       for (let i = 0; i < 5; i++) await open(h, {}, o.token)
     }, body: { subject: 'Mine', message: 'x' }, status: 201 },
-    { name: 'drafts from the matching published answers and opens nothing', method: 'POST', path: '/support/requests', body: { subject: 'Emails bounce', message: 'Addresses got suppressed after a bounce', draft: true }, status: 200,
+    { name: 'without a support desk the draft helper is unavailable, and nothing is opened', method: 'POST', path: '/support/requests', body: { subject: 'Emails bounce', message: 'Addresses got suppressed after a bounce', draft: true }, status: 503, code: 'support_draft_unavailable',
+      check: async (_r, _c, h) => expect(await requestRows(h)).toEqual([]) },
+    { name: 'drafts from the matching published answers and opens nothing', method: 'POST', path: '/support/requests', env: DESK, body: { subject: 'Emails bounce', message: 'Addresses got suppressed after a bounce', draft: true }, status: 200,
       check: async (r, _c, h) => {
         expect(r.body.object).toBe('support_draft')
         expect(r.body.answers[0].slug).toBe('bounces')
         expect(r.body.reply).toContain('http://mailroom.test/support/answers/bounces')
         expect(await requestRows(h)).toEqual([])
       } },
-    { name: 'drafts even after five requests this hour (a draft opens nothing)', method: 'POST', path: '/support/requests', setup: async (h) => {
+    { name: 'drafts even after five requests this hour (a draft opens nothing)', method: 'POST', path: '/support/requests', env: DESK, setup: async (h) => {
       for (let i = 0; i < 5; i++) await open(h)
     }, body: { subject: 'DNS', message: 'which DNS records', draft: true }, status: 200, expect: { object: 'support_draft' } },
-    { name: 'answers support_draft_unavailable when no published answer matches', method: 'POST', path: '/support/requests', body: { subject: 'Zebra', message: 'xylophone quasar', draft: true }, status: 503, code: 'support_draft_unavailable',
+    { name: 'answers support_draft_unavailable when no published answer matches', method: 'POST', path: '/support/requests', env: DESK, body: { subject: 'Zebra', message: 'xylophone quasar', draft: true }, status: 503, code: 'support_draft_unavailable',
       check: async (_r, _c, h) => expect(await requestRows(h)).toEqual([]) },
     { name: 'refuses a missing subject', method: 'POST', path: '/support/requests', body: { message: 'x' }, status: 400, code: 'validation_error' },
     { name: 'refuses an empty message', method: 'POST', path: '/support/requests', body: { subject: 'x', message: '' }, status: 400, code: 'validation_error' },

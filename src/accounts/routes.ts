@@ -29,7 +29,7 @@ export const accountRoutes = (platform: Platform) =>
   new Elysia({ name: 'account', prefix: '/account' })
     .use(platform)
     .get('', ({ deps, actor }) => svc.getAccount(deps, actor), {
-      ...op({ id: 'getAccount', summary: 'The account: name and settings', tag, auth: 'full', method: 'GET' }),
+      ...op({ id: 'getAccount', summary: 'The account: name, settings, plan and trust standing', tag, auth: 'full', method: 'GET' }),
       response: { 200: s.Account },
     })
     .patch('', ({ deps, actor, body }) => svc.updateAccount(deps, actor, body), {

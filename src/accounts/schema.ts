@@ -13,6 +13,13 @@ export const Account = t.Object({
   require_mfa: t.Boolean({ description: 'every member’s session must pass two-factor authentication' }),
   created_at: Timestamp,
   updated_at: Timestamp,
+  plan: t.Optional(t.Nullable(t.String({ description: 'GET only: the plan in force (`starter`, `pro`, `scale`) when billing is configured; null without one, or with billing off' }))),
+  standing: t.Optional(
+    t.Object(
+      { level: t.String({ description: '`sandbox`, `new`, `established` or `trusted`' }), state: t.String({ description: '`active`, `paused`, `review` or `suspended`' }) },
+      { description: 'GET only: the trust standing in short; GET /trust/standing explains it' },
+    ),
+  ),
 })
 
 export const SignUp = t.Object({

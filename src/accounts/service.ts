@@ -10,7 +10,8 @@ import { iso } from '../lib/clock'
 import { randomBase62 } from '../lib/crypto'
 import { hashPassword, normalEmail, type PersonRow } from '../sessions/service'
 import { takeInvite, toMember } from '../team/service'
-import { startStanding } from '../trust/standing'
+import { billingRow, planInForce } from '../billing/ledger'
+import { standingOf, startStanding } from '../trust/standing'
 import type { SignUp, UpdateAccount } from './schema'
 
 type AccountRow = typeof accounts.$inferSelect
@@ -108,8 +109,13 @@ export async function signUp(deps: Deps, input: SignUp) {
   return { object: 'sign_up' as const, account: toAccount(await accountById(deps.db.q, member.account_id)), member }
 }
 
+/** The account with what governs its sending: the plan in force (billing on) and the trust standing's level and state. */
 export async function getAccount(deps: Deps, actor: Actor) {
-  return toAccount(await accountById(deps.db.q, actor.accountId))
+  const now = deps.clock.now()
+  const billing = deps.config.billing
+  const plan = billing ? planInForce(await billingRow(deps.db.q, billing, actor.accountId, now), now) : null
+  const standing = await standingOf(deps, actor.accountId)
+  return { ...toAccount(await accountById(deps.db.q, actor.accountId)), plan, standing: { level: standing.level, state: standing.state } }
 }
 
 /** Renames the account or changes whether two-factor is required; owners and admins only (see team/roles.ts). */

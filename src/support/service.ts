@@ -289,7 +289,7 @@ async function addMessage(deps: Deps, actor: Actor, request: RequestRow, kind: M
 /**
  * POST /support/requests. With `draft: true` nothing is opened: the published
  * answers that match the subject and message are ranked and a reply drafted from
- * them (`support_draft_unavailable` when none matches).
+ * them (`support_draft_unavailable` when no desk is configured, or none matches).
  */
 export async function openRequest(deps: Deps, actor: Actor, input: OpenRequest) {
   if (input.draft) return { status: 200 as const, body: draftFromAnswers(deps, input) }
@@ -317,6 +317,12 @@ export async function openRequest(deps: Deps, actor: Actor, input: OpenRequest) 
 const DRAFT_ANSWERS = 3
 
 function draftFromAnswers(deps: Deps, input: OpenRequest) {
+  // The draft helper belongs to a desk: without one, requests wait for the operator in the console.
+  if (!deps.config.supportEmail) {
+    throw new AppError('support_draft_unavailable', {
+      message: 'No support desk is configured on this deployment, so no reply can be drafted. Open the request without `draft` (the operator reads it in the console), or search the published answers with GET /support/answers?q=….',
+    })
+  }
   const found = searchAnswers(`${input.subject} ${input.message}`).slice(0, DRAFT_ANSWERS)
   if (!found.length) {
     throw new AppError('support_draft_unavailable', {

@@ -113,10 +113,10 @@ async function support(main, [id]) {
     const box = h('div')
     return main.append(
       h('p', null, h('a', { href: '#/support' }, '← Support')),
-      h('h1', null, r.subject ?? r.title ?? 'Support request', ' ', badge(r.status)),
+      h('h1', null, r.subject, ' ', badge(r.status)),
       box,
-      table([['When', (m) => when(m.created_at)], ['From', (m) => m.author ?? m.from ?? m.sender ?? ''], ['Message', (m) => h('pre', null, m.body ?? m.text ?? '')]], r.messages ?? [], 'No messages.'),
-      form([{ name: 'body', label: 'Reply', type: 'textarea', required: true }], 'Send reply', async (v) => (await post(`/support/requests/${id}/replies`, v), location.reload())),
+      table([['When', (m) => when(m.created_at)], ['From', (m) => (m.author ? `${m.author.type} ${m.author.id}` : '')], ['Message', (m) => h('pre', null, m.body)], ['Files', (m) => m.attachments.map((f) => f.filename).join(', ')]], r.messages, 'No messages.'),
+      form([{ name: 'message', label: 'Reply', type: 'textarea', required: true }], 'Send reply', async (v) => (await post(`/support/requests/${id}/replies`, v), location.reload())),
       h('p', { class: 'row' },
         r.status === 'closed' ? button('Reopen', box, async () => (await post(`/support/requests/${id}/reopen`, {}), location.reload())) : button('Close', box, async () => (await post(`/support/requests/${id}/close`, {}), location.reload()), 'secondary'),
       ),
@@ -125,7 +125,7 @@ async function support(main, [id]) {
   main.append(
     h('h1', null, 'Support'),
     pagedTable((cursor) => get('/support/requests', { limit: 50, cursor }), [
-      ['Request', (r) => h('a', { href: `#/support/${r.id}` }, r.subject ?? r.title ?? r.id)],
+      ['Request', (r) => h('a', { href: `#/support/${r.id}` }, r.subject)],
       ['Status', (r) => badge(r.status)],
       ['Opened', (r) => when(r.created_at)],
     ], 'No support requests.'),
@@ -133,7 +133,7 @@ async function support(main, [id]) {
     form(
       [
         { name: 'subject', label: 'Subject', required: true },
-        { name: 'body', label: 'What happened', type: 'textarea', required: true },
+        { name: 'message', label: 'What happened', type: 'textarea', required: true },
       ],
       'Open request',
       async (v) => (location.hash = `#/support/${(await post('/support/requests', v)).id}`),
