@@ -29,7 +29,7 @@ import { sendEmail } from '../emails/send'
 import { AppError } from '../errors/app-error'
 import { systemActor } from '../lib/actor'
 import { iso } from '../lib/clock'
-import { Nap } from '../lib/nap'
+import { BackgroundLoop } from '../lib/background-loop'
 import { WebhookClient, type AttemptResult } from '../webhooks/client'
 import { WebhookGuard } from '../webhooks/guard'
 import { nextStep, parseDuration, waitOf, webhookTimeoutOf, type Outcome } from './graph'
@@ -66,7 +66,7 @@ type Result =
   | { kind: 'park'; output: Record<string, unknown>; deadline?: number; wakeAt: number; waitingFor?: string; waitAfter?: number; error?: { code: string; message: string }; attempts?: number }
   | { kind: 'end'; status: 'failed' | 'cancelled'; error: { code: string; message: string }; attempts?: number }
 
-export class AutomationWorker {
+export class AutomationWorker extends BackgroundLoop {
   readonly id: string
   private readonly batchSize: number
   private readonly leaseMs: number
@@ -74,11 +74,9 @@ export class AutomationWorker {
   private readonly guard: WebhookGuard
   /** Versions never change, so each is read once (a bounded cache). */
   private readonly versions = new Map<string, VersionRow>()
-  private _running = false
-  private loop: Promise<void> | null = null
-  private readonly nap = new Nap()
 
   constructor(private readonly root: RootDeps, private readonly opts: AutomationWorkerOptions = {}) {
+    super()
     this.id = opts.id ?? `${hostname()}:${process.pid}:automations:${root.ids.uuid()}`
     this.batchSize = opts.batchSize ?? 20
     this.leaseMs = opts.leaseMs ?? 2 * 60_000
@@ -86,23 +84,9 @@ export class AutomationWorker {
     this.guard = new WebhookGuard(root.config)
   }
 
-  get running() {
-    return this._running
-  }
-
-  /** Runs in the background until stop(). */
-  start(): void {
-    if (this._running) return
-    this._running = true
-    this.loop = this.run()
-  }
-
   /** Lets the step in progress finish and hands back every lease this worker holds. */
   async stop(): Promise<void> {
-    this._running = false
-    this.nap.interrupt()
-    await this.loop
-    this.loop = null
+    await this.halt()
     await this.root.db
       .write((tx) => tx.update(automationRuns).set({ leaseOwner: null, leaseUntil: null }).where(eq(automationRuns.leaseOwner, this.id)))
       .catch((e) => this.root.log.error('could not hand back automation leases', { error: (e as Error).message }))
@@ -118,8 +102,8 @@ export class AutomationWorker {
     }
   }
 
-  private async run() {
-    while (this._running) {
+  protected async run() {
+    while (this.running) {
       try {
         if (!(await this.tick())) await this.sleep(this.pollMs)
       } catch (e) {
@@ -127,10 +111,6 @@ export class AutomationWorker {
         await this.sleep(1000)
       }
     }
-  }
-
-  private sleep(ms: number) {
-    return this._running ? this.nap.take(ms) : Promise.resolve()
   }
 
   private async tick(): Promise<number> {

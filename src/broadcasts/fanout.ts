@@ -20,7 +20,7 @@ import type { RootDeps } from '../deps'
 import { recordEvents } from '../emails/events'
 import { AppError } from '../errors/app-error'
 import { iso } from '../lib/clock'
-import { Nap } from '../lib/nap'
+import { BackgroundLoop } from '../lib/background-loop'
 import { filterOf } from '../segments/rules'
 import { findSegment, isStatic } from '../contacts/segments'
 import { suppressed, willing, type Audience } from './audience'
@@ -45,7 +45,7 @@ const SETTLE_MS = 1000
 const CHUNK_MS = { min: 50, max: 100 }
 const CHUNK_SIZE = { min: 200, start: 1000, max: 5000 }
 
-export class BroadcastWorker {
+export class BroadcastWorker extends BackgroundLoop {
   readonly id: string
   private chunkSize: number
   private readonly paced: boolean
@@ -53,12 +53,10 @@ export class BroadcastWorker {
   private chunkEnded = -Infinity
   private readonly leaseMs: number
   private readonly pollMs: number
-  private readonly nap = new Nap()
-  private _running = false
-  private loop: Promise<void> | null = null
   private settledAt = -Infinity
 
   constructor(private readonly root: RootDeps, opts: BroadcastWorkerOptions = {}) {
+    super()
     this.id = opts.id ?? `${hostname()}:${process.pid}:broadcasts:${root.ids.uuid()}`
     this.chunkSize = opts.chunkSize ?? CHUNK_SIZE.start
     this.paced = opts.chunkSize === undefined
@@ -66,22 +64,9 @@ export class BroadcastWorker {
     this.pollMs = opts.pollMs ?? 500
   }
 
-  get running() {
-    return this._running
-  }
-
-  start(): void {
-    if (this._running) return
-    this._running = true
-    this.loop = this.run()
-  }
-
   /** Lets the chunk in progress commit and hands back the lease. */
   async stop(): Promise<void> {
-    this._running = false
-    this.nap.interrupt()
-    await this.loop
-    this.loop = null
+    await this.halt()
     await this.root.db
       .write((tx) => tx.update(broadcasts).set({ leaseOwner: null, leaseUntil: null }).where(eq(broadcasts.leaseOwner, this.id)))
       .catch((e) => this.root.log.error('could not hand back broadcast leases', { error: (e as Error).message }))
@@ -98,14 +83,14 @@ export class BroadcastWorker {
     return total
   }
 
-  private async run() {
-    while (this._running) {
+  protected async run() {
+    while (this.running) {
       try {
         if (await this.tick()) await new Promise((r) => setImmediate(r))
-        else await this.nap.take(this.pollMs)
+        else await this.sleep(this.pollMs)
       } catch (e) {
         this.root.log.error('broadcast loop error', { error: (e as Error).message })
-        await this.nap.take(1000)
+        await this.sleep(1000)
       }
     }
   }

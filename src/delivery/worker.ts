@@ -28,7 +28,7 @@ import { chooseSource, sourcesFor, type Source } from '../dedicated-ips/warmup'
 import { bounceAddress, composeMessage, personalCopy } from './mime'
 import { Recorder, releaseLeases, type Outcome, type OutcomeEvent } from './record'
 import { CircuitBreaker, classifyBounce, nextRetry } from './retry'
-import { Nap } from '../lib/nap'
+import { BackgroundLoop } from '../lib/background-loop'
 import { simulate } from './simulate'
 import { createTransport, type SendResult, type Transport, type TransportOptions } from './transport'
 import type { AttachmentRow, DeliveryRow, DomainRow, EmailRow } from './types'
@@ -110,7 +110,7 @@ interface Batch {
  * state and the events in group-committed transactions. Any number of workers, in
  * one process or many on one database, share the queue without sending a row twice.
  */
-export class DeliveryWorker {
+export class DeliveryWorker extends BackgroundLoop {
   readonly id: string
   readonly transport: Transport
   readonly breaker: CircuitBreaker
@@ -122,9 +122,6 @@ export class DeliveryWorker {
   private readonly slots: Slots
   /** Rows this worker holds a lease on and has not recorded yet. */
   private readonly held = new Map<string, { priority: number }>()
-  private _running = false
-  private loop: Promise<void> | null = null
-  private readonly nap = new Nap()
   private heartbeat: ReturnType<typeof setInterval> | null = null
   private stopping = new AbortController()
   /** Claimed rows not yet through the transport (all, and bulk): what the next claim is sized by. */
@@ -134,6 +131,7 @@ export class DeliveryWorker {
   sentCount = 0
 
   constructor(private readonly root: RootDeps, opts: DeliveryWorkerOptions = {}) {
+    super()
     this.id = opts.id ?? `${hostname()}:${process.pid}:${root.ids.uuid()}`
     this.transport = opts.transport ?? createTransport(root.config, opts.transportOptions)
     this.breaker = new CircuitBreaker(this.transport.breakerThreshold, opts.breakerBaseMs, opts.breakerMaxMs)
@@ -145,27 +143,16 @@ export class DeliveryWorker {
     this.slots = new Slots(this.concurrency)
   }
 
-  /** Whether the background loop is taking rows. */
-  get running() {
-    return this._running
-  }
-
-  /** Runs in the background until stop(): polls for due rows and keeps the transport busy. */
-  start(): void {
-    if (this._running) return
-    this._running = true
+  /** Started (start()), the loop polls for due rows and keeps the transport busy. */
+  protected beforeRun(): void {
     this.stopping = new AbortController()
     this.heartbeat = setInterval(() => void this.renewLeases(), Math.max(1000, Math.floor(this.leaseMs / 3)))
-    this.loop = this.run()
   }
 
   /** Stops claiming, lets messages already handed to the transport finish, records them, and hands back every other lease. The transport is closed: a stopped worker is not started again (make a new one). */
   async stop(): Promise<void> {
-    this._running = false
     this.stopping.abort()
-    this.nap.interrupt()
-    await this.loop
-    this.loop = null
+    await this.halt()
     if (this.heartbeat) clearInterval(this.heartbeat)
     this.heartbeat = null
     await this.recorder.idle()
@@ -189,9 +176,9 @@ export class DeliveryWorker {
     return total
   }
 
-  private async run() {
+  protected async run() {
     const tasks = new Set<Promise<unknown>>()
-    while (this._running) {
+    while (this.running) {
       try {
         const now = this.root.clock.now()
         if (this.breaker.isOpen(now)) {
@@ -219,10 +206,6 @@ export class DeliveryWorker {
       }
     }
     await Promise.all(tasks)
-  }
-
-  private sleep(ms: number) {
-    return this._running ? this.nap.take(ms) : Promise.resolve()
   }
 
   /**
@@ -333,7 +316,7 @@ export class DeliveryWorker {
   private sent(r: DeliveryRow) {
     this.waiting--
     if (r.priority !== 0) this.bulkWaiting--
-    if (this.waiting < this.concurrency) this.nap.interrupt()
+    if (this.waiting < this.concurrency) this.wake()
   }
 
   /** A row's outcome is recorded (its lease released with it). */

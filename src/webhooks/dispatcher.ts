@@ -23,7 +23,7 @@ import { systemActor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
 import { Slots } from '../lib/slots'
 import { WebhookClient, type AttemptResult, type ClientOptions } from './client'
-import { Nap } from '../lib/nap'
+import { BackgroundLoop } from '../lib/background-loop'
 import { WebhookGuard } from './guard'
 import { toWebhook } from './shape'
 import { signatureHeaders } from './sign'
@@ -163,7 +163,7 @@ interface Outcome {
  * without sending a row twice at once; a row recorded as delivered is never sent
  * again unless replayed.
  */
-export class WebhookDispatcher {
+export class WebhookDispatcher extends BackgroundLoop {
   readonly id: string
   private readonly client: WebhookClient
   private readonly concurrency: number
@@ -178,19 +178,17 @@ export class WebhookDispatcher {
   private readonly tasks = new Set<Promise<void>>()
   private pending: { o: Outcome; done: () => void }[] = []
   private flushing: Promise<void> | null = null
-  private _running = false
   /** Set by stop(): rows still waiting for a slot are not sent. */
   private stopping = false
   /** runOnce() calls in progress: claims follow recorded attempts while one runs, as while running. */
   private draining = 0
   /** Where the next poll starts in the list of endpoints, so no endpoint is always served last. */
   private turn = 0
-  private loop: Promise<void> | null = null
-  private readonly nap = new Nap()
   /** Attempts made so far (runOnce() answers its share). */
   private attemptCount = 0
 
   constructor(private readonly root: RootDeps, opts: DispatcherOptions = {}) {
+    super()
     this.id = opts.id ?? `${hostname()}:${process.pid}:webhooks:${root.ids.uuid()}`
     this.client = new WebhookClient(new WebhookGuard(root.config), opts)
     this.concurrency = opts.concurrency ?? 100
@@ -200,25 +198,14 @@ export class WebhookDispatcher {
     this.timeoutMs = opts.timeoutMs ?? 15_000
   }
 
-  get running() {
-    return this._running
-  }
-
-  /** Runs in the background until stop(). */
-  start(): void {
-    if (this._running) return
-    this._running = true
+  protected beforeRun(): void {
     this.stopping = false
-    this.loop = this.run()
   }
 
   /** Stops claiming, lets the requests in flight finish and be recorded, and hands back the leases of rows not yet sent. */
   async stop(): Promise<void> {
-    this._running = false
     this.stopping = true
-    this.nap.interrupt()
-    await this.loop
-    this.loop = null
+    await this.halt()
     await this.idle()
     await this.root.db
       .write((tx) => tx.update(webhookDeliveries).set({ leaseOwner: null, leaseUntil: null }).where(and(eq(webhookDeliveries.leaseOwner, this.id), sql`${webhookDeliveries.state} = 'pending'`)))
@@ -244,8 +231,8 @@ export class WebhookDispatcher {
     return this.attemptCount - before
   }
 
-  private async run() {
-    while (this._running) {
+  protected async run() {
+    while (this.running) {
       try {
         this.take(await this.root.db.write((tx) => this.claimIn(tx, null)))
       } catch (e) {
@@ -253,10 +240,6 @@ export class WebhookDispatcher {
       }
       await this.sleep(this.pollMs)
     }
-  }
-
-  private sleep(ms: number) {
-    return this._running ? this.nap.take(ms) : Promise.resolve()
   }
 
   /** Resolves once every row taken so far is sent (or handed back) and recorded. */
@@ -355,7 +338,7 @@ export class WebhookDispatcher {
       try {
         next = await this.root.db.write(async (tx) => {
           await this.apply(tx, outcomes)
-          return (this._running || this.draining) && !this.stopping ? this.claimIn(tx, [...new Set(outcomes.map((o) => o.row.endpointId))]) : []
+          return (this.running || this.draining) && !this.stopping ? this.claimIn(tx, [...new Set(outcomes.map((o) => o.row.endpointId))]) : []
         })
       } catch (e) {
         this.root.log.error('webhook outcomes could not be recorded; their rows are retried when their leases end', { error: (e as Error).message, rows: batch.length })
