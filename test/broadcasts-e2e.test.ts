@@ -6,26 +6,25 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { simpleParser } from 'mailparser'
 import { fanOut } from './support/broadcasts'
-import { startDnsServer, type TestDnsServer } from './support/dns-server'
+import { customerMx, type CustomerMx } from './support/customer-mx'
+import type { TestDnsServer } from './support/dns-server'
 import { verifiedDomain } from './support/emails'
 import { harness, type Harness } from './support/harness'
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink'
+import type { SmtpSink } from './support/smtp-sink'
 
 let dns: TestDnsServer
 let sink: SmtpSink
 let h: Harness
+let mx: CustomerMx
 
 beforeAll(async () => {
-  dns = await startDnsServer()
-  sink = await startSmtpSink()
-  h = await harness({ MAILROOM_DNS_SERVERS: dns.address, MAILROOM_HOSTNAME: 'mx.mailroom.test', MAILROOM_MX_PORT: String(sink.port), MAILROOM_DELIVERY: 'mx' })
-  dns.set('customer.test', 'MX', [{ exchange: 'mail.customer.test', priority: 10 }])
-  dns.set('mail.customer.test', 'A', ['127.0.0.1'])
+  mx = await customerMx()
+  ;({ dns, sink } = mx)
+  h = await harness(mx.env)
 })
 afterAll(async () => {
   await h.close()
-  await sink.close()
-  await dns.close()
+  await mx.close()
 })
 
 const at = (name: string) => `${name}@customer.test`

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { deliveries, deliveryAttempts, dedicatedIpUsage } from '../src/db/tables'
-import { startDnsServer, type TestDnsServer } from './support/dns-server'
+import { customerMx, type CustomerMx } from './support/customer-mx'
+import type { TestDnsServer } from './support/dns-server'
 import { message, sent, verifiedDomain } from './support/emails'
 import { expectError, harness, type Harness } from './support/harness'
 import { asCookie, person } from './support/people'
@@ -13,16 +14,12 @@ import { startSmtpSink, type SmtpSink } from './support/smtp-sink'
 
 let dns: TestDnsServer
 let sink: SmtpSink
+let mx: CustomerMx
 beforeAll(async () => {
-  dns = await startDnsServer()
-  sink = await startSmtpSink()
-  dns.set('customer.test', 'MX', [{ exchange: 'mail.customer.test', priority: 10 }])
-  dns.set('mail.customer.test', 'A', ['127.0.0.1'])
+  mx = await customerMx()
+  ;({ dns, sink } = mx)
 })
-afterAll(async () => {
-  await sink.close()
-  await dns.close()
-})
+afterAll(() => mx.close())
 beforeEach(() => {
   sink.messages.length = 0
 })
@@ -57,7 +54,7 @@ describe('direct to MX', () => {
   let h: Harness
   let ipId: string
   beforeAll(async () => {
-    h = await harness({ MAILROOM_DNS_SERVERS: dns.address, MAILROOM_MX_PORT: String(sink.port), MAILROOM_DELIVERY: 'mx', MAILROOM_HOSTNAME: 'mx.mailroom.test' })
+    h = await harness(mx.env)
     await verifiedDomain(h, 'shop.test')
     await verifiedDomain(h, 'other.test')
     ipId = await dedicated(h, '127.0.0.2', ['shop.test'])

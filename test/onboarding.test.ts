@@ -5,10 +5,11 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { simpleParser } from 'mailparser'
 import { insertDomain } from './support/delivery-fixtures'
-import { startDnsServer, type TestDnsServer } from './support/dns-server'
+import { customerMx, type CustomerMx } from './support/customer-mx'
+import type { TestDnsServer } from './support/dns-server'
 import { expectError, harness, type Harness } from './support/harness'
 import { PASSWORD } from './support/people'
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink'
+import type { SmtpSink } from './support/smtp-sink'
 
 let dns: TestDnsServer
 let sink: SmtpSink
@@ -16,20 +17,17 @@ let h: Harness
 let tenant: { accountId: string; token: string }
 const member = 'ada@customer.test'
 
+let mx: CustomerMx
+
 beforeAll(async () => {
-  dns = await startDnsServer()
-  sink = await startSmtpSink()
+  mx = await customerMx()
+  ;({ dns, sink } = mx)
   h = await harness({
-    MAILROOM_DNS_SERVERS: dns.address,
-    MAILROOM_HOSTNAME: 'mx.mailroom.test',
-    MAILROOM_MX_PORT: String(sink.port),
-    MAILROOM_DELIVERY: 'mx',
+    ...mx.env,
     MAILROOM_OPEN_SIGNUP: 'true',
     MAILROOM_ONBOARDING_FROM: 'Mailroom <onboarding@operator.test>',
     MAILROOM_ONBOARDING_DAILY_CAP: '2',
   })
-  dns.set('customer.test', 'MX', [{ exchange: 'mail.customer.test', priority: 10 }])
-  dns.set('mail.customer.test', 'A', ['127.0.0.1'])
   // The operator's own account holds the onboarding domain, verified: its DKIM key signs.
   await insertDomain(h.root, h.accountId, 'operator.test')
   await h.call('POST', '/accounts', { key: null, body: { email: 'operator@operator.test', password: PASSWORD } })
@@ -40,8 +38,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await h.close()
-  await sink.close()
-  await dns.close()
+  await mx.close()
 })
 
 const send = (body: Record<string, unknown>) => h.call('POST', '/emails', { key: tenant.token, body: { from: 'Ada’s app <onboarding@resend.dev>', to: member, subject: 'Hello', text: 'It works', ...body } })

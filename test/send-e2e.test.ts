@@ -5,38 +5,29 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { dkimVerify } from 'mailauth/lib/dkim/verify'
 import { simpleParser } from 'mailparser'
 import { dnsClient } from '../src/domains/dns'
-import { startDnsServer, type TestDnsServer } from './support/dns-server'
+import { customerMx, type CustomerMx } from './support/customer-mx'
+import type { TestDnsServer } from './support/dns-server'
 import { expectError, harness, type Harness } from './support/harness'
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink'
+import { verifiedDomain as publishedAndVerified } from './support/inbound'
+import type { SmtpSink } from './support/smtp-sink'
 
 let dns: TestDnsServer
 let sink: SmtpSink
 let h: Harness
+let mx: CustomerMx
 
 beforeAll(async () => {
-  dns = await startDnsServer()
-  sink = await startSmtpSink()
-  h = await harness({ MAILROOM_DNS_SERVERS: dns.address, MAILROOM_HOSTNAME: 'mx.mailroom.test', MAILROOM_MX_PORT: String(sink.port), MAILROOM_DELIVERY: 'mx' })
-  // The recipient's domain: its MX is the sink on loopback.
-  dns.set('customer.test', 'MX', [{ exchange: 'mail.customer.test', priority: 10 }])
-  dns.set('mail.customer.test', 'A', ['127.0.0.1'])
+  mx = await customerMx()
+  ;({ dns, sink } = mx)
+  h = await harness(mx.env)
 })
 afterAll(async () => {
   await h.close()
-  await sink.close()
-  await dns.close()
+  await mx.close()
 })
 
-async function verifiedDomain(name: string) {
-  const created = await h.call('POST', '/domains', { body: { name } })
-  expect(created.status).toBe(201)
-  for (const r of created.body.records as { name: string; type: 'TXT' | 'MX' | 'CNAME'; value: string; priority?: number }[]) {
-    dns.set(r.name, r.type, [r.type === 'MX' ? { exchange: r.value, priority: r.priority ?? 10 } : r.value])
-  }
-  const verified = await h.call('POST', `/domains/${created.body.id}/verify`)
-  expect(verified.body.status).toBe('verified')
-  return created.body
-}
+/** Added through the API, its records published in the DNS server, verified. */
+const verifiedDomain = (name: string) => publishedAndVerified(h, dns, name, false)
 
 test('send from a verified domain, deliver to the MX, DKIM verifies against the published key, the timeline ends delivered', async () => {
   const before = await h.call('POST', '/emails', { body: { from: 'Shop <orders@shop.test>', to: 'ada@customer.test', subject: 'Receipt', text: 'Thanks' } })
