@@ -3,6 +3,7 @@ import type { Executor, Tx } from '../db'
 import { prepared } from '../db/prepared'
 import { accountUsage, billingAccounts } from '../db/tables'
 import type { BillingSettings } from '../config'
+import { TtlCache } from '../lib/ttl-cache'
 import type { Deps } from '../deps'
 import { iso } from '../lib/clock'
 import { PLANS, type PlanId } from './plans'
@@ -68,21 +69,18 @@ export function termsOf(row: BillingRow | null, now: number): PlanTerms {
   return { plan, period: `plan:${row.subscriptionId ?? 'trial'}:${iso(start)}`, inclusion: PLANS[plan].emailsPerMonth, overage, cycle_start: iso(start), resets_at: iso(end) }
 }
 
-const MAX_CACHED = 10_000
-const TTL_MS = 30_000
-
 /**
  * Accounts' billing rows in memory, so a send with billing on reads no more rows
  * than one with it off. Kept with the settings they belong to (one per app), at
- * most MAX_CACHED accounts, each for TTL_MS: a change this instance makes forgets
+ * most 10,000 accounts, each for 30 seconds: a change this instance makes forgets
  * the row at once, one made by another instance on the same database is seen
- * within the TTL.
+ * within that time.
  */
-const caches = new WeakMap<BillingSettings, Map<string, { row: BillingRow | null; at: number }>>()
+const caches = new WeakMap<BillingSettings, TtlCache<BillingRow | null>>()
 
 const cacheOf = (s: BillingSettings) => {
   let c = caches.get(s)
-  if (!c) caches.set(s, (c = new Map()))
+  if (!c) caches.set(s, (c = new TtlCache<BillingRow | null>(30_000, 10_000)))
   return c
 }
 
@@ -90,16 +88,14 @@ const rowOf = prepared((q) => q.select().from(billingAccounts).where(eq(billingA
 
 export async function billingRow(exec: Executor, s: BillingSettings, accountId: string, now: number): Promise<BillingRow | null> {
   const cache = cacheOf(s)
-  const hit = cache.get(accountId)
-  if (hit && now - hit.at < TTL_MS) return hit.row
+  const hit = cache.get(accountId, now)
+  if (hit !== undefined) return hit
   const [row = null] = await rowOf(exec).all({ accountId })
-  cache.delete(accountId)
-  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!)
-  cache.set(accountId, { row, at: now })
+  cache.set(accountId, row, now)
   return row
 }
 
-export const forgetBillingRow = (s: BillingSettings, accountId: string) => cacheOf(s).delete(accountId)
+export const forgetBillingRow = (s: BillingSettings, accountId: string) => cacheOf(s).drop(accountId)
 
 /** The plan terms a send meets, or null when billing is off (then nothing is read). */
 export async function readPlanTerms(exec: Executor, deps: Deps, accountId: string, now: number): Promise<PlanTerms | null> {

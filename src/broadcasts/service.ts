@@ -247,11 +247,17 @@ export async function getBroadcast(deps: Deps, actor: Actor, id: string) {
   return { ...toBroadcast(row, await countsOf(deps, row)), estimated_recipient_count: row.status === 'draft' ? await draftReach(deps, actor, row) : null }
 }
 
+/** The broadcast's recipients as the count and the fan-out select them: its segment under its topic. */
+const audienceOf = (actor: Actor, row: BroadcastRow, topic: { id: string; defaultSubscription: 'opt_in' | 'opt_out' } | null): Audience => ({
+  accountId: actor.accountId,
+  segmentId: row.segmentId,
+  topic: topic && { id: topic.id, defaultSubscription: topic.defaultSubscription },
+})
+
 /** Whom a draft would reach if sent now: its segment less unsubscribes, topic refusals and suppressions. */
 async function draftReach(deps: Deps, actor: Actor, row: BroadcastRow): Promise<number> {
   const topic = row.topicId ? await topicOf(deps, actor, row.topicId) : null
-  const audience: Audience = { accountId: actor.accountId, segmentId: row.segmentId, topic: topic && { id: topic.id, defaultSubscription: topic.defaultSubscription } }
-  return countRecipients(deps.db.q, audience, new Date(deps.clock.now()))
+  return countRecipients(deps.db.q, audienceOf(actor, row, topic), new Date(deps.clock.now()))
 }
 
 export async function updateBroadcast(deps: Deps, actor: Actor, id: string, input: UpdateBroadcast) {
@@ -320,7 +326,7 @@ async function readyToSend(deps: Deps, actor: Actor, row: BroadcastRow, now: num
     .select()
     .from(domains)
     .where(and(eq(domains.accountId, actor.accountId), eq(domains.name, from.domain)))
-  const audience: Audience = { accountId: actor.accountId, segmentId: row.segmentId, topic: topic && { id: topic.id, defaultSubscription: topic.defaultSubscription } }
+  const audience = audienceOf(actor, row, topic)
   const recipients = await countRecipients(deps.db.q, audience, new Date(now))
   const sends = domain && canSend(domain)
   // Without a domain that may send, only simulator addresses can be sent to.

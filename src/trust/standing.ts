@@ -10,6 +10,7 @@ import { AppError } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
 import type { Ids } from '../lib/ids'
+import { TtlCache } from '../lib/ttl-cache'
 import type { Config } from '../config'
 import { overThresholds, sendRates, type Rates } from './rates'
 import { isOnboarding } from './sender'
@@ -33,39 +34,15 @@ const unlimited = (s: Standing) => s.level === 'trusted' && s.state === 'active'
 
 const byAccount = prepared((q) => q.select().from(trustStandings).where(eq(trustStandings.accountId, sql.placeholder('accountId'))).prepare())
 
-/** Accounts kept at most; the oldest-read go first. */
-const MAX_CACHED = 10_000
-/** Another instance's change is seen within this time; this instance's own changes at once. */
-const CACHE_MS = 30_000
-
-/** Standings read lately, per process's dependencies, so a send by a trusted account costs no query. */
-class StandingCache {
-  private readonly entries = new Map<string, { standing: Standing; until: number }>()
-
-  get(accountId: string, now: number) {
-    const e = this.entries.get(accountId)
-    if (!e || e.until <= now) return null
-    return e.standing
-  }
-
-  set(accountId: string, standing: Standing, now: number) {
-    this.entries.delete(accountId)
-    this.entries.set(accountId, { standing, until: now + CACHE_MS })
-    for (const k of this.entries.keys()) {
-      if (this.entries.size <= MAX_CACHED) break
-      this.entries.delete(k)
-    }
-  }
-
-  drop(accountId: string) {
-    this.entries.delete(accountId)
-  }
-}
-
-const caches = new WeakMap<object, StandingCache>()
+/**
+ * Standings read lately, per process's dependencies, so a send by a trusted
+ * account costs no query: 10,000 accounts at most, another instance's change
+ * seen within 30 seconds, this instance's own at once.
+ */
+const caches = new WeakMap<object, TtlCache<Standing>>()
 const cacheOf = (deps: Pick<Deps, 'buckets'>) => {
   let c = caches.get(deps.buckets)
-  if (!c) caches.set(deps.buckets, (c = new StandingCache()))
+  if (!c) caches.set(deps.buckets, (c = new TtlCache<Standing>(30_000, 10_000)))
   return c
 }
 
