@@ -61,6 +61,7 @@ CREATE TABLE `idempotency_keys` (
 	`fingerprint` text NOT NULL,
 	`state` text NOT NULL,
 	`lease_until` text NOT NULL,
+	`instance_id` text,
 	`status_code` integer,
 	`response_body` text,
 	`created_at` text NOT NULL,
@@ -69,6 +70,14 @@ CREATE TABLE `idempotency_keys` (
 );
 --> statement-breakpoint
 CREATE INDEX `idempotency_expires` ON `idempotency_keys` (`expires_at`);--> statement-breakpoint
+CREATE TABLE `instances` (
+	`id` text PRIMARY KEY NOT NULL,
+	`place` text,
+	`pid` integer NOT NULL,
+	`started_at` text NOT NULL,
+	`heartbeat_at` text NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE `contact_topics` (
 	`contact_id` text NOT NULL,
 	`topic_id` text NOT NULL,
@@ -189,6 +198,7 @@ CREATE TABLE `deliveries` (
 --> statement-breakpoint
 CREATE INDEX `deliveries_due` ON `deliveries` (`state`,`priority`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `deliveries_email` ON `deliveries` (`email_id`);--> statement-breakpoint
+CREATE INDEX `deliveries_created` ON `deliveries` (`created_at`);--> statement-breakpoint
 CREATE TABLE `delivery_attempts` (
 	`id` text PRIMARY KEY NOT NULL,
 	`delivery_id` text NOT NULL,
@@ -199,7 +209,8 @@ CREATE TABLE `delivery_attempts` (
 	`smtp_code` integer,
 	`enhanced_code` text,
 	`response` text,
-	`outcome` text NOT NULL
+	`outcome` text NOT NULL,
+	`worker` text
 );
 --> statement-breakpoint
 CREATE INDEX `delivery_attempts_email` ON `delivery_attempts` (`email_id`,`started_at`);--> statement-breakpoint
@@ -229,6 +240,7 @@ CREATE TABLE `email_events` (
 CREATE INDEX `email_events_email` ON `email_events` (`email_id`,`id`);--> statement-breakpoint
 CREATE INDEX `email_events_account_type` ON `email_events` (`account_id`,`type`,`created_at`);--> statement-breakpoint
 CREATE INDEX `email_events_recipient` ON `email_events` (`account_id`,`recipient`,`type`,`created_at`);--> statement-breakpoint
+CREATE INDEX `email_events_type_time` ON `email_events` (`type`,`created_at`);--> statement-breakpoint
 CREATE TABLE `emails` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -1012,4 +1024,10 @@ CREATE TABLE `trust_standings` (
 	`level_since` text NOT NULL,
 	`created_at` text NOT NULL,
 	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `job_ticks` (
+	`name` text PRIMARY KEY NOT NULL,
+	`tick` text NOT NULL,
+	`owner` text NOT NULL
 );

@@ -21,7 +21,7 @@ export interface BootOptions {
 /** Opens storage, applies the embedded migrations, and assembles the process's dependencies. */
 export async function openRoot(config: Config, opts: BootOptions = {}): Promise<RootDeps> {
   if (config.databaseUrl.startsWith('file:')) mkdirSync(config.dataDir, { recursive: true })
-  const db = Database.open(config.databaseUrl, config.databaseAuthToken)
+  const db = Database.open(config.databaseUrl, config.databaseAuthToken, config.databaseTimeoutMs)
   await migrate(db)
   const clock = opts.clock ?? systemClock
   const log = opts.log ?? jsonLogger()
@@ -32,7 +32,7 @@ export async function openRoot(config: Config, opts: BootOptions = {}): Promise<
     config,
     log,
     secret: await deploymentSecret(db),
-    buckets: new TokenBuckets(),
+    buckets: new TokenBuckets(config.rateLimiterEntries),
     keyUsage: new KeyUsage(),
     requestLog: new RequestLog(db, log),
     signIns: new SignInGuard(),

@@ -8,12 +8,16 @@ export interface Config {
   dataDir: string
   databaseUrl: string
   databaseAuthToken?: string
+  /** How long one exchange with a libSQL server may take before the request answers `service_unavailable`. */
+  databaseTimeoutMs: number
   baseUrl: string
   bootstrapKey?: string
   /** Requests per minute per API key when the key sets no ceiling of its own. */
   rateLimitPerMinute: number
   /** Requests per minute per client address on public routes and failed authentication. */
   publicRateLimitPerMinute: number
+  /** Rate windows one process tracks at once (per API table and per inbound listener); when all are still owed, new callers' writes are refused (`rate_limiter_unavailable`). */
+  rateLimiterEntries: number
   /** Take the client address from X-Forwarded-For (only behind a trusted proxy). */
   trustProxy: boolean
   /** The operator's account quotas in emails; unset means unlimited. A key budget may not exceed the monthly one. */
@@ -173,10 +177,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     databaseUrl,
     databaseAuthToken: env.MAILROOM_DATABASE_AUTH_TOKEN || undefined,
+    databaseTimeoutMs: int(env, 'MAILROOM_DATABASE_TIMEOUT_MS', 15_000, 100, 600_000),
     baseUrl,
     bootstrapKey,
     rateLimitPerMinute: int(env, 'MAILROOM_RATE_LIMIT', 600, 1, 1_000_000),
     publicRateLimitPerMinute: int(env, 'MAILROOM_PUBLIC_RATE_LIMIT', 300, 1, 1_000_000),
+    rateLimiterEntries: int(env, 'MAILROOM_RATE_LIMITER_ENTRIES', 100_000, 1, 100_000_000),
     trustProxy: bool(env, 'MAILROOM_TRUST_PROXY', false),
     dailyQuota: optionalInt(env, 'MAILROOM_DAILY_QUOTA'),
     monthlyQuota: optionalInt(env, 'MAILROOM_MONTHLY_QUOTA'),

@@ -1,5 +1,6 @@
 import { ensureFirstAccount } from './accounts/service'
 import { buildApp } from './app'
+import { redactUrl } from './audit/redact'
 import { AutomationWorker } from './automations/engine'
 import { openRoot } from './boot'
 import { BroadcastWorker } from './broadcasts/fanout'
@@ -8,6 +9,7 @@ import { LARGE_BODY_LIMIT } from './http/body'
 import { DeliveryWorker } from './delivery/worker'
 import { Scheduler } from './jobs'
 import { startInbound, type InboundListener } from './inbound/server'
+import { keepAlive, retire } from './instance'
 import { trustCommand } from './trust/command'
 import type { Runtime } from './meta/service'
 import { WebhookDispatcher } from './webhooks/dispatcher'
@@ -37,6 +39,8 @@ async function main() {
   const first = await ensureFirstAccount(root)
   // The one line a new operator needs, printed once, on stdout.
   if (first?.generated) console.log(`API key: ${first.token}`)
+  // Before any worker claims: what this process's previous life (or another dead instance) held is due again.
+  await keepAlive(root)
   const scheduler = new Scheduler(root).start()
   const worker = new DeliveryWorker(root)
   const automations = new AutomationWorker(root)
@@ -61,7 +65,7 @@ async function main() {
     root.log.error('smtp listener did not start', { error: detail })
     runtime.smtp = () => ({ status: 'failing', port: config.smtpPort, detail })
   }
-  root.log.info('listening', { url: `http://localhost:${server.server?.port}`, base_url: config.baseUrl, database: config.databaseUrl.replace(/\/\/[^@]*@/, '//') })
+  root.log.info('listening', { url: `http://localhost:${server.server?.port}`, base_url: config.baseUrl, database: redactUrl(config.databaseUrl) })
 
   let stopping = false
   const stop = async (signal: string) => {
@@ -80,6 +84,7 @@ async function main() {
     await worker.stop().catch((e) => root.log.error('delivery worker did not stop cleanly', { error: (e as Error).message }))
     // Webhook requests in flight finish and are recorded; undelivered events wait in the outbox for the next start.
     await dispatcher.stop().catch((e) => root.log.error('webhook dispatcher did not stop cleanly', { error: (e as Error).message }))
+    await retire(root.db).catch((e) => root.log.error('could not retire this instance', { error: (e as Error).message }))
     await root.keyUsage.flush(root.db).catch((e) => root.log.error('final usage flush failed', { error: (e as Error).message }))
     await root.requestLog.flush().catch((e) => root.log.error('final request log flush failed', { error: (e as Error).message }))
     root.db.close()

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { accounts, auditEntries, invites, memberships, people } from '../src/db/tables'
 import { expectError, harness, type Harness } from './support/harness'
 import { PASSWORD, asCookie, person, signIn, signUp } from './support/people'
@@ -103,7 +103,7 @@ describe('Accounts: scenarios', () => {
       expect: { name: 'Acme', updated_at: '2026-03-02T10:01:00.000Z', created_at: '2026-03-02T10:00:00.000Z' },
       check: async (_r, _c, h) => {
         expect((await h.call('GET', '/account')).body.name).toBe('Acme')
-        const [a] = await h.root.db.q.select().from(auditEntries).where(eq(auditEntries.resource, 'account'))
+        const [a] = await h.root.db.q.select().from(auditEntries).where(and(eq(auditEntries.resource, 'account'), eq(auditEntries.action, 'updated')))
         expect(a).toMatchObject({ action: 'updated', actorKind: 'key', before: { name: 'Default account' }, after: { name: 'Acme' } })
       } },
     { name: 'lets an admin require two-factor of every member', method: 'PATCH', path: '/account', as: { role: 'admin' }, body: { require_mfa: true }, status: 200, expect: { require_mfa: true },

@@ -40,6 +40,9 @@ const entryFor = async (h: Harness, resource: string, action: string, resourceId
   return detail(h, found[0].id)
 }
 
+/** What the first start records, newest first: the owner account, then its bootstrap key. */
+const FIRST_START = [['api_key', 'created'], ['account', 'created']]
+
 /** A topic at 10:00, updated at 10:01; a contact at 10:02. */
 async function history(h: Harness) {
   const topic = await makeTopic(h)
@@ -61,7 +64,7 @@ describe('Audit: scenarios', () => {
       status: 200,
       check: async (r, c, h) => {
         expect(r.body).toMatchObject({ object: 'list', has_more: false, next_cursor: null })
-        expect(r.body.data.map((e: any) => [e.resource, e.action])).toEqual([['contact', 'created'], ['topic', 'updated'], ['topic', 'created']])
+        expect(r.body.data.map((e: any) => [e.resource, e.action])).toEqual([['contact', 'created'], ['topic', 'updated'], ['topic', 'created'], ...FIRST_START])
         expect(r.body.data[0]).toEqual({
           object: 'audit_entry',
           id: expect.any(String),
@@ -73,7 +76,16 @@ describe('Audit: scenarios', () => {
         })
       },
     },
-    { name: 'lists nothing on a new account', method: 'GET', path: '/audit', status: 200, expect: { object: 'list', data: [], has_more: false, next_cursor: null } },
+    {
+      name: 'a new install holds only its first start: the account and its first key, made by the system',
+      method: 'GET',
+      path: '/audit',
+      status: 200,
+      check: (r) => {
+        expect(r.body).toMatchObject({ object: 'list', has_more: false, next_cursor: null })
+        expect(r.body.data.map((e: any) => [e.resource, e.action, e.actor])).toEqual(FIRST_START.map(([resource, action]) => [resource, action, SYSTEM]))
+      },
+    },
     {
       name: 'filters by resource, resource id and action',
       method: 'GET',
@@ -103,7 +115,7 @@ describe('Audit: scenarios', () => {
       check: async (r, other, h) => {
         expect(r.body.data).toHaveLength(2)
         expect((await listed(h, { key_id: other.id })).map((e) => e.actor)).toEqual([byKey(other.id)])
-        expect((await listed(h, { actor: 'system' })).map((e) => [e.resource, e.actor])).toEqual([['domain', SYSTEM]])
+        expect((await listed(h, { actor: 'system' })).map((e) => [e.resource, e.actor])).toEqual([['domain', SYSTEM], ...FIRST_START.map(([resource]) => [resource, SYSTEM])])
       },
     },
     {
@@ -115,7 +127,7 @@ describe('Audit: scenarios', () => {
       status: 200,
       check: async (r, _c, h) => {
         expect(r.body.data.map((e: any) => e.action)).toEqual(['updated'])
-        expect(await listed(h, { until: '2026-03-02' })).toHaveLength(3)
+        expect(await listed(h, { until: '2026-03-02' })).toHaveLength(3 + FIRST_START.length)
         expect(await listed(h, { since: '2026-03-03' })).toEqual([])
       },
     },
@@ -147,8 +159,8 @@ describe('Audit: scenarios', () => {
       path: (cursor) => `/audit?limit=2&cursor=${encodeURIComponent(cursor)}`,
       status: 200,
       check: (r) => {
-        expect(r.body.data.map((e: any) => [e.resource, e.action])).toEqual([['topic', 'created']])
-        expect(r.body).toMatchObject({ has_more: false, next_cursor: null })
+        expect(r.body.data.map((e: any) => [e.resource, e.action])).toEqual([['topic', 'created'], FIRST_START[0]])
+        expect(r.body).toMatchObject({ has_more: true, next_cursor: expect.any(String) })
       },
     },
     { name: 'refuses an after that is no entry id', method: 'GET', path: '/audit', query: { after: 'nope' }, status: 400, code: 'invalid_cursor' },
@@ -161,7 +173,7 @@ describe('Audit: scenarios', () => {
         await h.call('POST', '/topics', { key: o.token, body: { name: 'Theirs', default_subscription: 'opt_in' } })
       },
       status: 200,
-      expect: { data: [] },
+      check: (r) => expect(r.body.data.map((e: any) => [e.resource, e.action])).toEqual(FIRST_START),
     },
     ...guardScenarios('/audit', 'audit_entries'),
 
@@ -417,7 +429,7 @@ describe('Audit: resource webhook events', () => {
       const now = iso(h.clock.now())
       const endpoint = { id: h.root.ids.uuid(), accountId: h.accountId, url: 'http://127.0.0.1:9/hook', disabled: false, webhookCompat: false, secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdA==', createdAt: now, updatedAt: now }
       await h.root.db.write((tx) =>
-        tx.insert(webhookEndpoints).values({ ...endpoint, events: ['contact.created', 'contact.updated', 'contact.deleted', 'topic.created', 'suppression.created'] }),
+        tx.insert(webhookEndpoints).values({ ...endpoint, events: ['contact.created', 'contact.updated', 'contact.deleted', 'topic.created', 'suppression.added'] }),
       )
       const c = (await h.call('POST', '/contacts', { body: { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' } })).body
       await h.call('PATCH', `/contacts/${c.id}`, { body: { unsubscribed: true } })
@@ -428,7 +440,7 @@ describe('Audit: resource webhook events', () => {
       await h.call('POST', '/suppressions', { body: { email: 'gone@example.com' } })
       await h.call('DELETE', `/contacts/${c.id}`)
       const rows = await h.root.db.q.select().from(webhookDeliveries).orderBy(webhookDeliveries.id)
-      expect(rows.map((r) => r.type)).toEqual(['contact.created', 'contact.updated', 'topic.created', 'suppression.created', 'contact.deleted'])
+      expect(rows.map((r) => r.type)).toEqual(['contact.created', 'contact.updated', 'topic.created', 'suppression.added', 'contact.deleted'])
       for (const r of rows) expect(r).toMatchObject({ endpointId: endpoint.id, accountId: h.accountId, state: 'pending' })
       const created = JSON.parse(rows[0].payload)
       expect(created).toEqual({

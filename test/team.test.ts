@@ -232,7 +232,7 @@ describe('Team: scenarios', () => {
         expect((await h.call('GET', '/account', asCookie(c.b.cookie))).body.id).toBe(h.accountId)
         expect((await signIn(h, bob)).session.accounts.map((a: { id: string; role: string }) => [a.id, a.role])).toEqual([[c.other, 'owner'], [h.accountId, 'admin']])
         const audit = await h.root.db.q.select().from(auditEntries).where(eq(auditEntries.accountId, h.accountId))
-        expect(audit.map((a) => `${a.resource}.${a.action}:${a.actorKind}`)).toEqual(['invite.created:session', 'invite.accepted:session', 'member.created:session'])
+        expect(audit.map((a) => `${a.resource}.${a.action}:${a.actorKind}`)).toEqual(['account.created:system', 'api_key.created:system', 'invite.created:session', 'invite.accepted:session', 'member.created:session'])
       } },
     { name: 'refuses a person signed in with another address', method: 'POST', as: 'none', setup: async (h) => {
       const c = await invitation(h)

@@ -67,7 +67,7 @@ describe('Webhooks: scenarios', () => {
           expect(audit).toMatchObject({ resource: 'webhook', action: 'created' })
           expect(JSON.stringify(audit)).not.toContain(r.body.signing_secret)
         } },
-      { name: 'takes Resend’s `endpoint` for the URL, and webhook_compat and disabled', method: 'POST', path: '/webhooks', body: () => ({ endpoint: rx.url, events: ['contact.created', 'topic.deleted', 'suppression.created'], webhook_compat: true, disabled: true }), status: 201,
+      { name: 'takes Resend’s `endpoint` for the URL, and webhook_compat and disabled', method: 'POST', path: '/webhooks', body: () => ({ endpoint: rx.url, events: ['contact.created', 'topic.deleted', 'suppression.added'], webhook_compat: true, disabled: true }), status: 201,
         check: (r) => expect(r.body).toMatchObject({ url: rx.url, webhook_compat: true, disabled: true, status: 'disabled', disabled_reason: 'manual' }) },
       { name: 'takes url and endpoint together when they agree', method: 'POST', path: '/webhooks', body: () => ({ url: rx.url, endpoint: rx.url, events: ['email.sent'] }), status: 201 },
       { name: 'refuses url and endpoint that differ', method: 'POST', path: '/webhooks', body: () => ({ url: rx.url, endpoint: `${rx.url}/other`, events: ['email.sent'] }), status: 422, code: 'invalid_parameter' },

@@ -1,5 +1,5 @@
 import { asc, eq, sql } from 'drizzle-orm'
-import { insertKey } from '../api-keys/service'
+import { auditKeyCreated, insertKey } from '../api-keys/service'
 import { recordChange } from '../audit/record'
 import type { Database, Tx } from '../db'
 import { inTransaction, type Deps, type RootDeps } from '../deps'
@@ -28,9 +28,13 @@ export function ensureFirstAccount(root: RootDeps): Promise<{ accountId: string;
     const [{ n }] = await deps.db.q.select({ n: sql<number>`count(*)` }).from(accounts)
     if (Number(n) > 0) return null
     const now = iso(deps.clock.now())
-    const accountId = deps.ids.uuid()
-    await deps.db.write((tx) => tx.insert(accounts).values({ id: accountId, name: 'Default account', createdAt: now, updatedAt: now }))
-    const { token } = await insertKey(deps, { accountId, name: 'Bootstrap key', system: true, token: deps.config.bootstrapKey })
+    const row: AccountRow = { id: deps.ids.uuid(), name: 'Default account', requireMfa: false, createdAt: now, updatedAt: now }
+    await deps.db.write((tx) => tx.insert(accounts).values(row))
+    const actor = systemActor(row.id)
+    await recordChange(deps, actor, { resource: 'account', resourceId: row.id, action: 'created', before: null, after: toAccount(row) })
+    const { row: key, token } = await insertKey(deps, { accountId: row.id, name: 'Bootstrap key', system: true, token: deps.config.bootstrapKey })
+    await auditKeyCreated(deps, actor, key)
+    const accountId = row.id
     return { accountId, token, generated: !deps.config.bootstrapKey }
   })
 }

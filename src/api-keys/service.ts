@@ -126,6 +126,7 @@ interface NewKey {
 }
 
 /** Inserts a key; the token is returned here and never again. */
+/** The key row alone: each caller that makes a key for someone (a request, an OAuth grant, the first start) puts it on the audit record with `auditKeyCreated`. */
 export async function insertKey(deps: Deps, k: NewKey & Partial<CreateApiKey>) {
   const token = k.token ?? newToken()
   const now = iso(deps.clock.now())
@@ -159,11 +160,15 @@ export async function insertKey(deps: Deps, k: NewKey & Partial<CreateApiKey>) {
   return { row, token }
 }
 
+export function auditKeyCreated(deps: Deps, actor: Actor, row: KeyRow) {
+  return recordChange(deps, actor, { resource: 'api_key', resourceId: row.id, action: 'created', before: null, after: audited(row) })
+}
+
 export async function createKey(deps: Deps, actor: Actor, input: CreateApiKey) {
   await checkBudget(deps, actor.accountId, input.budget_per_period)
   const expires_at = futureTimestamp(deps, input.expires_at, 'expires_at')
   const { row, token } = await insertKey(deps, { ...input, expires_at, accountId: actor.accountId, createdByKeyId: actor.keyId })
-  await recordChange(deps, actor, { resource: 'api_key', resourceId: row.id, action: 'created', before: null, after: audited(row) })
+  await auditKeyCreated(deps, actor, row)
   return { ...toApiKey(row, 0, null), token }
 }
 

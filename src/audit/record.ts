@@ -29,7 +29,7 @@ const WEBHOOK_KINDS: Record<string, Record<string, string>> = {
   contact: { created: 'contact.created', updated: 'contact.updated', deleted: 'contact.deleted', segment_added: 'contact.updated', segment_removed: 'contact.updated', resubscribed: 'contact.updated' },
   domain: { created: 'domain.created', updated: 'domain.updated', deleted: 'domain.deleted', verified: 'domain.updated', dkim_rotated: 'domain.updated' },
   topic: { created: 'topic.created', updated: 'topic.updated', deleted: 'topic.deleted' },
-  suppression: { created: 'suppression.created', deleted: 'suppression.deleted' },
+  suppression: { created: 'suppression.added', deleted: 'suppression.removed' },
 }
 
 const pick = (shape: Record<string, unknown>, fields: string[]) => Object.fromEntries(fields.filter((f) => f in shape).map((f) => [f, shape[f]]))

@@ -16,10 +16,12 @@ const SHOWN = new Set(['tokenprefix'])
 /** Each pattern with a piece of text it cannot match without: a cheap check, so nearly every string runs no pattern. */
 const SECRET_TEXT: [marker: string, pattern: RegExp][] = [
   ['mr_', /\bmr_[A-Za-z0-9_]{16,}/g],
+  // OAuth authorization codes, access and refresh tokens (src/oauth/tokens.ts).
+  ...['mrac_', 'mrat_', 'mrrt_'].map((prefix): [string, RegExp] => [prefix, new RegExp(`\\b${prefix}[A-Za-z0-9]{16,}`, 'g')]),
   ['whsec_', /\bwhsec_[A-Za-z0-9+/=]{8,}/g],
   // A TOTP enrolment's URI carries its secret; an invitation's accept URL its token.
   ['otpauth:', /\botpauth:\/\/[^\s"]+/g],
-  ['/invite/', /\/invite\/[A-Za-z0-9]{16,}\//g],
+  ['/invite/', /(?<=\/invite\/)[A-Za-z0-9]{16,}(?=\/)/g],
   ['-----BEGIN', /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g],
 ]
 
@@ -41,6 +43,11 @@ export function redactText(s: string): string {
   let out = s
   for (const [marker, pattern] of SECRET_TEXT) if (out.includes(marker)) out = out.replace(pattern, REDACTED)
   return out
+}
+
+/** A URL as a log may show it: without user and password, and without the value of a query member named like a secret (libSQL's `?authToken=`). */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//').replace(/([?&])([^=&#]+)=([^&#]*)/g, (all, sep: string, name: string) => (isSecretName(name) ? `${sep}${name}=${REDACTED}` : all))
 }
 
 export interface RedactOptions {

@@ -19,7 +19,7 @@
 // or neither: the step runs again and sends once. Waits are rows with a wake_at,
 // so a restart picks them up where they were.
 import { and, asc, eq, gt, inArray, isNull, lt, lte, max, or } from 'drizzle-orm'
-import { hostname } from 'node:os'
+import { INSTANCE_ID } from '../instance'
 import { deleteContact, updateContact } from '../contacts/service'
 import { addMemberships, assertStatic, findSegment } from '../contacts/segments'
 import { isTransientStorageError, type Executor, type Tx } from '../db'
@@ -77,7 +77,7 @@ export class AutomationWorker extends BackgroundLoop {
 
   constructor(private readonly root: RootDeps, private readonly opts: AutomationWorkerOptions = {}) {
     super()
-    this.id = opts.id ?? `${hostname()}:${process.pid}:automations:${root.ids.uuid()}`
+    this.id = opts.id ?? `${INSTANCE_ID}:automations:${root.ids.uuid()}`
     this.batchSize = opts.batchSize ?? 20
     this.leaseMs = opts.leaseMs ?? 2 * 60_000
     this.pollMs = opts.pollMs ?? 500

@@ -12,7 +12,7 @@
 // between chunks, so requests (transactional sends above all) take the write lock
 // in between. A restart finds the cursor where the last committed chunk left it.
 import { and, asc, eq, gt, isNull, lt, lte, or, sql } from 'drizzle-orm'
-import { hostname } from 'node:os'
+import { INSTANCE_ID } from '../instance'
 import { definitions } from '../contact-properties/service'
 import type { Executor, Tx } from '../db'
 import { broadcasts, contacts, domains, emails, segmentContacts, topics } from '../db/tables'
@@ -57,7 +57,7 @@ export class BroadcastWorker extends BackgroundLoop {
 
   constructor(private readonly root: RootDeps, opts: BroadcastWorkerOptions = {}) {
     super()
-    this.id = opts.id ?? `${hostname()}:${process.pid}:broadcasts:${root.ids.uuid()}`
+    this.id = opts.id ?? `${INSTANCE_ID}:broadcasts:${root.ids.uuid()}`
     this.chunkSize = opts.chunkSize ?? CHUNK_SIZE.start
     this.paced = opts.chunkSize === undefined
     this.leaseMs = opts.leaseMs ?? 60_000

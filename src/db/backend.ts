@@ -29,14 +29,38 @@ export interface Backend {
   readonly remote: boolean
   /** Reads of committed data. */
   readonly reader: DB
-  begin(): Promise<OpenTx>
+  /** Opens a write transaction, waiting for another connection's lock until `deadline` (performance.now() time) at most. */
+  begin(deadline?: number): Promise<OpenTx>
   execute(stmt: RawStatement): Promise<Row[]>
   /** Runs the statements as one transaction. */
   batch(stmts: RawStatement[]): Promise<void>
   close(): void
 }
 
-const BUSY_TIMEOUT_MS = 5000
+/** How long a write waits for another connection's lock before answering `service_unavailable`. */
+export const BUSY_TIMEOUT_MS = 5000
+/**
+ * How long one statement of the writer may block the event loop on a lock: the
+ * rest of the wait is asynchronous (`lockedWrite`), so reads keep being served.
+ */
+const WRITER_BLOCK_MS = 20
+
+const isBusy = (e: unknown) => /^SQLITE_BUSY/.test((e as { code?: string } | null)?.code ?? '')
+
+/**
+ * Runs a statement that takes the write lock, retrying while another connection
+ * holds it until `deadline`; the waits between attempts yield.
+ */
+async function lockedWrite<T>(attempt: () => T, deadline = performance.now() + BUSY_TIMEOUT_MS): Promise<T> {
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      return attempt()
+    } catch (e) {
+      if (!isBusy(e) || performance.now() >= deadline) throw e
+    }
+    await Bun.sleep(pause)
+  }
+}
 
 /**
  * drizzle's better-sqlite3 driver over libSQL's synchronous connection (the same
@@ -110,6 +134,7 @@ export function localBackend(path: string): Backend {
   const writer = new Libsql(path, { timeout: BUSY_TIMEOUT_MS } as never)
   writer.exec('PRAGMA journal_mode = WAL')
   writer.exec('PRAGMA synchronous = FULL')
+  writer.exec(`PRAGMA busy_timeout = ${WRITER_BLOCK_MS}`)
   const reader = new Libsql(path, { timeout: BUSY_TIMEOUT_MS } as never)
   let open = true
   const isOpen = () => open
@@ -122,8 +147,8 @@ export function localBackend(path: string): Backend {
   return {
     remote: false,
     reader: readDb,
-    async begin() {
-      writer.exec('BEGIN IMMEDIATE')
+    async begin(deadline) {
+      await lockedWrite(() => writer.exec('BEGIN IMMEDIATE'), deadline)
       return {
         tx: txDb,
         exec: async (text) => void writer.exec(text),
@@ -139,10 +164,10 @@ export function localBackend(path: string): Backend {
       }
     },
     async execute(s) {
-      return run(s)
+      return lockedWrite(() => run(s))
     },
     async batch(stmts) {
-      writer.exec('BEGIN IMMEDIATE')
+      await lockedWrite(() => writer.exec('BEGIN IMMEDIATE'))
       try {
         for (const s of stmts) run(s)
         writer.exec('COMMIT')
@@ -159,30 +184,57 @@ export function localBackend(path: string): Backend {
   }
 }
 
-/** A libSQL server (libsql://, http(s)://, ws(s)://) through @libsql/client. */
-export function remoteBackend(url: string, authToken?: string): Backend {
-  const client: Client = createClient({ url, authToken })
+/**
+ * A libSQL server (libsql://, http(s)://, ws(s)://) through @libsql/client.
+ * @libsql/client waits for an answer forever; a server that accepts and then
+ * says nothing (hung, or a network that drops packets) must cost a request
+ * `timeoutMs`, not a hang, so every HTTP exchange is bounded.
+ */
+export function remoteBackend(url: string, authToken?: string, timeoutMs = 15_000): Backend {
+  const bounded = (request: Request) =>
+    fetch(request, { signal: AbortSignal.timeout(timeoutMs) }).catch((e: Error) => {
+      throw e.name === 'TimeoutError' ? Object.assign(new Error(`the libSQL server did not answer within ${timeoutMs} ms`), { code: 'STORAGE_TIMEOUT' }) : e
+    })
+  const client: Client = createClient({ url, authToken, fetch: bounded })
   const db = overRemote(client, { schema: tables })
   return {
     remote: true,
     reader: db,
-    async begin() {
+    async begin(deadline = performance.now() + BUSY_TIMEOUT_MS) {
       let ready!: (tx: Tx) => void
       let settle!: (commit: boolean) => void
-      const txReady = new Promise<Tx>((r) => (ready = r))
       const decision = new Promise<boolean>((r) => (settle = r))
-      const done = db.transaction(
-        async (tx) => {
-          ready(tx as unknown as Tx)
-          if (!(await decision)) tx.rollback()
-        },
-        { behavior: 'immediate' },
-      )
-      done.catch(() => undefined)
-      // A failure to BEGIN surfaces through `done` before the transaction body runs.
-      const failed = done.then(() => new Promise<never>(() => {}))
-      failed.catch(() => {})
-      const tx = await Promise.race([txReady, failed])
+      const attempt = () => {
+        const txReady = new Promise<Tx>((r) => (ready = r))
+        const done = db.transaction(
+          async (tx) => {
+            // The client sends BEGIN IMMEDIATE with the first statement: taking the lock here lets a busy server's refusal be retried before anything is written.
+            await tx.run(sql`SELECT 1`)
+            ready(tx as unknown as Tx)
+            if (!(await decision)) tx.rollback()
+          },
+          { behavior: 'immediate' },
+        )
+        done.catch(() => undefined)
+        // A failure to BEGIN surfaces through `done` before the transaction body goes on.
+        const failed = done.then(() => new Promise<never>(() => {}))
+        failed.catch(() => {})
+        return { done, tx: Promise.race([txReady, failed]) }
+      }
+      // Another instance's transaction on the server can outlast the server's own lock wait (SQLITE_BUSY): nothing was begun, so try again until the deadline.
+      let opened = attempt()
+      for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+        try {
+          await opened.tx
+          break
+        } catch (e) {
+          if (!(isBusy(e) || isBusy((e as { cause?: unknown }).cause)) || performance.now() >= deadline) throw e
+        }
+        await Bun.sleep(pause)
+        opened = attempt()
+      }
+      const { done } = opened
+      const tx = await opened.tx
       return {
         tx,
         exec: async (text) => void (await tx.run(sql.raw(text))),
@@ -209,7 +261,7 @@ export function remoteBackend(url: string, authToken?: string): Backend {
   }
 }
 
-export function openBackend(url: string, authToken?: string): Backend {
+export function openBackend(url: string, authToken?: string, timeoutMs?: number): Backend {
   if (url.startsWith('file:')) return localBackend(url.slice('file:'.length))
-  return remoteBackend(url, authToken)
+  return remoteBackend(url, authToken, timeoutMs)
 }

@@ -1,5 +1,5 @@
 import { Mutex } from '../lib/mutex'
-import { openBackend, type Backend, type DB, type OpenTx, type RawStatement, type Row, type Tx } from './backend'
+import { BUSY_TIMEOUT_MS, openBackend, type Backend, type DB, type OpenTx, type RawStatement, type Row, type Tx } from './backend'
 
 export type { DB, Tx } from './backend'
 /** Where a query runs: the open transaction when there is one, else committed data. */
@@ -91,8 +91,8 @@ export class Database implements Db {
     private readonly opts: GroupCommitOptions = { maxSegments: 512, maxAgeMs: 20, joinWindowMs: 3 },
   ) {}
 
-  static open(url: string, authToken?: string) {
-    return new Database(openBackend(url, authToken))
+  static open(url: string, authToken?: string, timeoutMs?: number) {
+    return new Database(openBackend(url, authToken, timeoutMs))
   }
 
   get q(): Executor {
@@ -121,11 +121,17 @@ export class Database implements Db {
     return result
   }
 
-  /** Takes the write lock and a savepoint in the open group, opening one if needed. */
+  /**
+   * Takes the write lock and a savepoint in the open group, opening one if needed.
+   * Time spent queued behind writers that waited for another connection's lock
+   * counts against this writer's own wait, so a locked file answers each of them
+   * within the busy timeout rather than one after another.
+   */
   async begin(): Promise<Segment> {
+    const deadline = performance.now() + BUSY_TIMEOUT_MS
     const release = await this.lock.acquire()
     try {
-      const group = (this.group ??= await this.openGroup())
+      const group = (this.group ??= await this.openGroup(deadline))
       const name = `s${++this.seq}`
       await group.open.exec(`SAVEPOINT ${name}`)
       group.segments++
@@ -175,8 +181,8 @@ export class Database implements Db {
     group.settle(commit)
   }
 
-  private async openGroup(): Promise<Group> {
-    const open = await this.backend.begin()
+  private async openGroup(deadline: number): Promise<Group> {
+    const open = await this.backend.begin(deadline)
     let settle!: (commit: boolean) => void
     const done = new Promise<void>((resolve, reject) => {
       settle = (commit) =>
@@ -241,7 +247,7 @@ export class UnitOfWork implements Db {
     await seg.end(commit)
   }
 }
-const TRANSIENT = /^(SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|PROTOCOL)|CLIENT_CLOSED|SERVER_ERROR|HRANA_|STREAM_|TRANSACTION_TIMEOUT|GROUP_LOST)/
+const TRANSIENT = /^(SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|PROTOCOL)|CLIENT_CLOSED|SERVER_ERROR|HRANA_|STREAM_|TRANSACTION_TIMEOUT|GROUP_LOST|STORAGE_TIMEOUT)/
 
 /**
  * A storage failure that waiting can cure (lock, disk full, server unreachable),

@@ -145,7 +145,7 @@ export class Recorder {
         this.log.error('delivery lease lost before its outcome was recorded', { delivery_id: r.id, state: o.state })
         continue
       }
-      if (last) attempts.push({ id: this.ids.uuid(), deliveryId: r.id, emailId: r.emailId, ...last })
+      if (last) attempts.push({ id: this.ids.uuid(), deliveryId: r.id, emailId: r.emailId, ...last, worker: this.owner })
       for (const e of o.events) events.push({ accountId: r.accountId, emailId: r.emailId, type: e.type, recipient: r.recipient, data: e.data ?? {}, at: e.at })
       if (o.suppress) {
         const [made] = await tx

@@ -88,8 +88,10 @@ export function classifyBounce(code: number | null, enhanced: string | null, rep
  * Stops claiming while the way out is down (relay unreachable or refusing our
  * credentials, or connections failing to many different MX hosts with no success
  * in between, which means our own network is down). Rows hit by it go back to the
- * queue without counting an attempt. Backoff doubles from `baseMs` to `maxMs`;
- * any successful connection closes it.
+ * queue without counting an attempt. Backoff doubles from `baseMs` to `maxMs` (a
+ * minute, so the queue moves within a minute of the way out coming back); once a
+ * pause is over the breaker is half-open (`probing`): one message at a time tries
+ * the way out, and any successful connection closes it.
  */
 export class CircuitBreaker {
   private failedDestinations = new Set<string>()
@@ -101,7 +103,7 @@ export class CircuitBreaker {
     /** Distinct destinations failing in a row that open the breaker (1 for a relay). */
     private readonly threshold: number,
     private readonly baseMs = 5_000,
-    private readonly maxMs = 5 * MIN,
+    private readonly maxMs = MIN,
   ) {
     this.backoff = baseMs
   }
@@ -109,6 +111,11 @@ export class CircuitBreaker {
   /** Whether claiming is paused at `now`. */
   isOpen(now: number) {
     return now < this.openUntil
+  }
+
+  /** Whether the last pause is over but nothing has got through since: the next message is a probe, sent alone. */
+  probing(now: number) {
+    return this.openUntil > 0 && now >= this.openUntil
   }
 
   /** When claiming may resume (ms epoch); 0 when closed. */

@@ -14,7 +14,7 @@
 // delivery_attempts row with the remote reply; the row, its attempt and its events
 // are written in one (group-committed) transaction that also drops the lease.
 import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm'
-import { hostname } from 'node:os'
+import { INSTANCE_ID } from '../instance'
 import type { Tx } from '../db'
 import { listOf, prepared, setTo } from '../db/prepared'
 import { withBroadcastContent } from '../broadcasts/personalise'
@@ -121,7 +121,7 @@ export class DeliveryWorker extends BackgroundLoop {
   private readonly pollMs: number
   private readonly slots: Slots
   /** Rows this worker holds a lease on and has not recorded yet. */
-  private readonly held = new Map<string, { priority: number }>()
+  private readonly held = new Map<string, { priority: number; trips: number }>()
   private heartbeat: ReturnType<typeof setInterval> | null = null
   private stopping = new AbortController()
   /** Claimed rows not yet through the transport (all, and bulk): what the next claim is sized by. */
@@ -132,7 +132,7 @@ export class DeliveryWorker extends BackgroundLoop {
 
   constructor(private readonly root: RootDeps, opts: DeliveryWorkerOptions = {}) {
     super()
-    this.id = opts.id ?? `${hostname()}:${process.pid}:${root.ids.uuid()}`
+    this.id = opts.id ?? `${INSTANCE_ID}:${root.ids.uuid()}`
     this.transport = opts.transport ?? createTransport(root.config, opts.transportOptions)
     this.breaker = new CircuitBreaker(this.transport.breakerThreshold, opts.breakerBaseMs, opts.breakerMaxMs)
     this.recorder = new Recorder(root.db, root.ids, root.log, this.id)
@@ -166,7 +166,7 @@ export class DeliveryWorker extends BackgroundLoop {
     let total = 0
     for (;;) {
       if (this.breaker.isOpen(this.root.clock.now())) break
-      const claimed = await this.claim(this.batchSize)
+      const claimed = await this.claim(this.breaker.probing(this.root.clock.now()) ? 1 : this.batchSize)
       if (!claimed) break
       total += claimed.rows.length
       // Every processed row leaves the due set: done, or due later.
@@ -185,10 +185,12 @@ export class DeliveryWorker extends BackgroundLoop {
           await this.sleep(Math.min(1000, this.breaker.resumeAt - now))
           continue
         }
+        // After a pause one probe goes alone: a way out still down costs one message's try, not a batch's.
+        const probing = this.breaker.probing(now)
         // Keep up to twice the concurrency claimed and not yet sent (one set in flight, one ready),
         // and claim in batches: wait until at least half the concurrency is free.
-        const room = Math.min(this.batchSize, this.concurrency * 2 - this.waiting, this.concurrency * 8 - this.held.size)
-        if (room < Math.max(1, this.concurrency >> 1)) {
+        const room = probing ? 1 - this.waiting : Math.min(this.batchSize, this.concurrency * 2 - this.waiting, this.concurrency * 8 - this.held.size)
+        if (room < (probing ? 1 : Math.max(1, this.concurrency >> 1))) {
           await this.sleep(this.pollMs)
           continue
         }
@@ -229,7 +231,7 @@ export class DeliveryWorker extends BackgroundLoop {
     if (!claimed) return null
     const { rows, batch } = claimed
     for (const r of rows) {
-      this.held.set(r.id, { priority: r.priority })
+      this.held.set(r.id, { priority: r.priority, trips: this.breaker.tripCount })
       this.waiting++
       if (r.priority !== 0) this.bulkWaiting++
     }
@@ -378,8 +380,8 @@ export class DeliveryWorker extends BackgroundLoop {
     const { email, domain, raw } = built
     const now = this.root.clock.now()
     const at = iso(now)
-    if (this.breaker.isOpen(now)) {
-      // Paused while this row waited for a slot: straight back to the queue, nothing spent.
+    // Paused while this row waited for a slot, or claimed before the last pause while its probe is not through: straight back to the queue, nothing spent.
+    if (this.breaker.isOpen(now) || (this.breaker.probing(now) && (this.held.get(row.id)?.trips ?? 0) < this.breaker.tripCount)) {
       return { row, state: row.state, countAttempt: false, nextAttemptAt: iso(Math.max(this.breaker.resumeAt, now + 1000)), events: [], at }
     }
     const source = built.source ? await chooseSource(this.root.db, built.source, now) : null

@@ -383,6 +383,7 @@ export async function explainEmail(deps: Deps, actor: Actor, id: string) {
             enhanced_code: a.enhancedCode,
             response: a.response,
             outcome: a.outcome,
+            worker: a.worker,
           })),
       }
     }),

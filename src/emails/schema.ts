@@ -196,6 +196,7 @@ const Attempt = t.Object({
   enhanced_code: t.Nullable(t.String()),
   response: t.Nullable(t.String()),
   outcome: t.String(),
+  worker: t.Nullable(t.String({ description: 'the delivery worker that made the attempt (host:pid:…, its instance first), telling instances on one database apart' })),
 })
 export const Explanation = t.Object({
   object: t.Literal('email_explanation'),

@@ -101,6 +101,7 @@ async function commit(deps: Deps, actor: Actor, items: Prepared[], now: number, 
     const controls = await keyControls(deps, actor, ledger, items.map((p) => p.draft), now, ctx)
     for (const p of items) p.warnings.push(...controls.warnings)
     const rate = takeRate(deps, ledger, now)
+    if (rate?.untracked) throw new AppError('rate_limiter_unavailable')
     if (rate && !rate.allowed) {
       throw new AppError(rateCode(ledger), {
         message: `This send has ${n} recipients, one email each against the key's window of ${rate.limit} a minute, and the window holds only ${rate.remaining + 1} now; it refills over 60 seconds.`,

@@ -6,6 +6,8 @@ import { bearerChallenge, oauthTokenRefused, resolveCredential } from '../oauth/
 import { fromOwnOrigin, sessionTokenOf } from '../sessions/cookie'
 import { resolveSession } from '../sessions/service'
 import { changeRoleFor, requireRole } from '../team/roles'
+import type { ErrorCode } from '../errors/catalogue'
+import type { BucketState } from '../lib/token-bucket'
 import type { RequestState } from './state'
 
 /**
@@ -16,10 +18,21 @@ import type { RequestState } from './state'
  */
 export type AuthLevel = 'public' | 'send' | 'full' | 'session' | 'person'
 
+/**
+ * Keeps a window's state for the reply's headers and refuses what it does not
+ * cover. A window that could not be tracked (the limiter's table is full) lets
+ * reads pass and refuses writes, which must never go unmetered.
+ */
+function admit(st: RequestState, rate: BucketState, exceeded: ErrorCode) {
+  st.rate = rate
+  if (rate.untracked) {
+    if (st.write) throw new AppError('rate_limiter_unavailable')
+  } else if (!rate.allowed) throw new AppError(exceeded)
+}
+
 /** Spends one request from the client address's window (public routes and failed credentials). */
 export function spendByAddress(root: RootDeps, st: RequestState) {
-  st.rate = root.buckets.take(`addr:${st.address}`, root.config.publicRateLimitPerMinute, root.clock.now())
-  if (!st.rate.allowed) throw new AppError('rate_limit_exceeded')
+  admit(st, root.buckets.take(`addr:${st.address}`, root.config.publicRateLimitPerMinute, root.clock.now()), 'rate_limit_exceeded')
 }
 
 const REASONS = {
@@ -50,8 +63,7 @@ export async function authenticate(root: RootDeps, request: Request, level: Excl
   const key = found.key
   st.caller = { accountId: key.accountId, keyId: key.id }
   const now = root.clock.now()
-  st.rate = root.buckets.take(`key:${key.id}`, rateLimitOf(root, key), now)
-  if (!st.rate.allowed) throw new AppError(key.rateCeilingPerMinute !== null ? 'rate_ceiling_exceeded' : 'rate_limit_exceeded')
+  admit(st, root.buckets.take(`key:${key.id}`, rateLimitOf(root, key), now), key.rateCeilingPerMinute !== null ? 'rate_ceiling_exceeded' : 'rate_limit_exceeded')
   root.keyUsage.record(key.id, now)
   if (key.pausedAt) throw new AppError('kill_switch_active', { message: `This API key was paused by the kill switch: ${key.pausedReason ?? 'no reason recorded'}.` })
   if (level === 'session') throw new AppError('session_required')
@@ -92,8 +104,7 @@ async function authenticateSession(root: RootDeps, request: Request, level: Excl
   }
   // Known from here on: a refusal below is the account's to read in its request log.
   st.caller = { accountId: s.accountId, keyId: null }
-  st.rate = root.buckets.take(`person:${s.person.id}`, root.config.rateLimitPerMinute, root.clock.now())
-  if (!st.rate.allowed) throw new AppError('rate_limit_exceeded')
+  admit(st, root.buckets.take(`person:${s.person.id}`, root.config.rateLimitPerMinute, root.clock.now()), 'rate_limit_exceeded')
   if (!MFA_STEP.has(path)) {
     if (s.mfaEnabled && !s.person.mfaVerified) throw new AppError('mfa_required', { message: 'Finish signing in with a code from your authenticator app (POST /auth/mfa/verify).' })
     if (s.requireMfa && !s.mfaEnabled) {

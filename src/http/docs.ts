@@ -17,14 +17,16 @@ export interface OpSpec {
 
 /** The codes the platform itself can answer for an operation of this kind. */
 export function platformErrors(s: Pick<OpSpec, 'auth' | 'method' | 'body'>): ErrorCode[] {
-  const codes: ErrorCode[] = ['rate_limit_exceeded', 'internal_server_error', 'validation_error']
+  // Every operation stands on storage, which may be locked, full or unreachable for a moment.
+  const codes: ErrorCode[] = ['rate_limit_exceeded', 'internal_server_error', 'validation_error', 'service_unavailable']
   // A console session is a credential on every non-public route: it may have ended, or owe its second factor;
   // so is a tool client's OAuth access token, which may have expired.
   if (s.auth !== 'public') codes.push('missing_api_key', 'invalid_api_key', 'oauth_token_invalid', 'kill_switch_active', 'rate_ceiling_exceeded', 'session_required', 'mfa_required')
   if (s.auth === 'full' || s.auth === 'send') codes.push('restricted_api_key')
   if (s.auth === 'person') codes.push('human_action_required')
   if (s.method !== 'GET') {
-    codes.push('unsupported_media_type', 'payload_too_large', 'invalid_idempotency_key')
+    // A full rate limiter lets reads pass but refuses changes.
+    codes.push('unsupported_media_type', 'payload_too_large', 'invalid_idempotency_key', 'rate_limiter_unavailable')
     if (s.auth !== 'public') codes.push('idempotency_in_flight', 'idempotency_payload_mismatch', 'csrf_origin_rejected', 'insufficient_role')
   }
   return codes

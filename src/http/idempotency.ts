@@ -2,12 +2,16 @@ import { and, eq, lte } from 'drizzle-orm'
 import type { Database, Tx } from '../db'
 import { idempotencyKeys } from '../db/tables'
 import { AppError } from '../errors/app-error'
+import { INSTANCE_ID } from '../instance'
 import { DAY, iso } from '../lib/clock'
 import { sha256 } from '../lib/crypto'
 import { stableStringify } from '../lib/json'
 
 export const KEY_TTL_MS = 7 * DAY
-/** How long a claim holds while its request runs; a process that died frees it after this. */
+/**
+ * How long a claim holds while its request runs: the backstop. A process that died
+ * frees its claims sooner, when an instance finds it dead (src/instance.ts).
+ */
 export const LEASE_MS = 5 * 60_000
 
 /** The header, or its legacy alias; `Idempotency-Key` wins when both are sent. */
@@ -46,7 +50,7 @@ export async function claim(db: Database, now: number, accountId: string, key: s
     const [row] = await tx.select().from(idempotencyKeys).where(where)
     const decided = decide(row, fp, now)
     if (decided) return decided
-    const fresh = { fingerprint: fp, state: 'in_flight' as const, leaseUntil: iso(now + LEASE_MS), statusCode: null, responseBody: null, createdAt: iso(now), expiresAt: iso(now + KEY_TTL_MS) }
+    const fresh = { fingerprint: fp, state: 'in_flight' as const, leaseUntil: iso(now + LEASE_MS), instanceId: INSTANCE_ID, statusCode: null, responseBody: null, createdAt: iso(now), expiresAt: iso(now + KEY_TTL_MS) }
     await tx
       .insert(idempotencyKeys)
       .values({ accountId, key, ...fresh })

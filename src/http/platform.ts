@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { redactText } from '../audit/redact'
 import { UnitOfWork, isTransientStorageError } from '../db'
 import type { Deps, RootDeps } from '../deps'
 import { AppError } from '../errors/app-error'
@@ -71,7 +72,7 @@ function signInPath(request: Request) {
 export function platform(root: RootDeps, routes: RouteTable) {
   return new Elysia({ name: 'platform' })
     .onRequest(({ request, set, server }) => {
-      const st: RequestState = { id: root.ids.uuid(), start: performance.now(), address: clientAddress(root, request, server) }
+      const st: RequestState = { id: root.ids.uuid(), start: performance.now(), address: clientAddress(root, request, server), write: MUTATING.has(request.method) }
       setState(request, st)
       set.headers['x-request-id'] = st.id
     })
@@ -119,7 +120,7 @@ export function platform(root: RootDeps, routes: RouteTable) {
     .onError({ as: 'global' }, async ({ request, code, error, path }) => {
       let st = stateOf(request)
       if (!st) {
-        st = { id: root.ids.uuid(), start: performance.now(), address: 'local' }
+        st = { id: root.ids.uuid(), start: performance.now(), address: 'local', write: MUTATING.has(request.method) }
         setState(request, st)
       }
       if (error instanceof Replay) {
@@ -142,7 +143,7 @@ export function platform(root: RootDeps, routes: RouteTable) {
         }
       }
       if (err.code === 'internal_server_error' || err.code === 'service_unavailable') {
-        root.log.error('unexpected failure', { request_id: st.id, method: request.method, path, error: error instanceof Error ? (error.stack ?? error.message) : String(error) })
+        root.log.error('unexpected failure', { request_id: st.id, method: request.method, path: redactText(path), error: error instanceof Error ? (error.stack ?? error.message) : String(error) })
       }
       if (!st.rate) {
         try {

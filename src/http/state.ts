@@ -9,6 +9,8 @@ export interface RequestState {
   id: string
   start: number
   address: string
+  /** A method that may change something (POST, PATCH, PUT, DELETE). */
+  write?: boolean
   actor?: Actor
   /** The key's account as soon as the key is known, even when the request is then refused (for the request log). */
   caller?: { accountId: string; keyId: string | null }

@@ -40,7 +40,7 @@ export async function startInbound(root: RootDeps, opts: ListenOptions = {}): Pr
   const tls = tlsMaterial(config)
   const perAddress = new Map<string, number>()
   const counted = new Set<string>()
-  const buckets = new TokenBuckets(10_000)
+  const buckets = new TokenBuckets(config.rateLimiterEntries)
   const states = new Map<string, SessionState>()
   let listening = false
   let port = opts.port ?? config.smtpPort
@@ -82,6 +82,7 @@ export async function startInbound(root: RootDeps, opts: ListenOptions = {}): Pr
       const declared = address.args && typeof address.args.SIZE === 'string' ? Number(address.args.SIZE) : 0
       if (declared > config.smtpMaxSize) return cb(smtpError(552, `5.3.4 Message size ${declared} exceeds the limit of ${config.smtpMaxSize} bytes`))
       const rate = buckets.take(session.remoteAddress, config.smtpMessagesPerMinute, root.clock.now())
+      if (rate.untracked) return cb(smtpError(451, '4.3.2 Too many senders at once to meter; try again in a few seconds'))
       if (!rate.allowed) return cb(smtpError(451, `4.7.1 Too many messages from ${session.remoteAddress}; try again in ${rate.resetSeconds} seconds`))
       cb()
     },

@@ -29,6 +29,14 @@ function bodyText(v: unknown): { text: string | null; truncated: boolean } {
   return text.length > BODY_LIMIT ? { text: text.slice(0, BODY_LIMIT), truncated: true } : { text, truncated: false }
 }
 
+/**
+ * Requests whose body is a credential under a plain name: the second-factor step
+ * takes a TOTP or recovery code as `code`, which no name or pattern tells apart
+ * from any other code.
+ */
+const CREDENTIAL_BODIES = new Set(['/auth/mfa/verify'])
+const credentialBody = (body: unknown) => (body && typeof body === 'object' ? Object.fromEntries(Object.keys(body).map((k) => [k, REDACTED])) : REDACTED)
+
 function headersOf(request: Request): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [name, value] of request.headers) out[name] = isSecretName(name) ? REDACTED : redactText(value)
@@ -73,14 +81,15 @@ async function keyOwner(root: RootDeps, token: string): Promise<Caller | null> {
 
 function entryOf(root: RootDeps, st: RequestState, c: Answered, caller: Caller): LogEntry {
   const reply = replyOf(root, st, c)
-  const request = bodyText(c.body)
+  const request = bodyText(CREDENTIAL_BODIES.has(c.path) ? credentialBody(c.body) : c.body)
   const response = bodyText(reply.body)
   return {
     id: st.id,
     accountId: caller.accountId,
     keyId: caller.keyId,
     method: c.request.method,
-    path: c.path,
+    // A path can carry a secret of its own: an invitation is accepted at /invite/{token}/accept.
+    path: redactText(c.path),
     query: queryOf(c.request.url),
     status: reply.status,
     errorCode: reply.errorCode,

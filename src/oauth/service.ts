@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { and, eq, isNull } from 'drizzle-orm'
-import { checkBudget, insertKey } from '../api-keys/service'
+import { auditKeyCreated, checkBudget, insertKey } from '../api-keys/service'
 import { recordChange } from '../audit/record'
 import type { Tx } from '../db'
 import { pageOf } from '../db/paging'
@@ -204,6 +204,7 @@ export async function decideConsent(deps: Deps, actor: Actor, form: ConsentForm)
     budget_per_period: budget ?? undefined,
     period: 'monthly',
   })
+  await auditKeyCreated(deps, actor, key)
   const now = deps.clock.now()
   const grant: GrantRow = { id: deps.ids.uuid(), accountId: actor.accountId, clientId: client.id, keyId: key.id, personId: actor.person!.id, permission, createdAt: iso(now), revokedAt: null }
   const code = newSecret(CODE_PREFIX)

@@ -13,7 +13,7 @@
 // clock are written in one transaction that also drops the lease. An endpoint whose attempts
 // have all failed for 5 days is disabled, with an audit entry by the system.
 import { aliasedTable, and, asc, eq, gt, inArray, isNull, lt, lte, notExists, or, sql } from 'drizzle-orm'
-import { hostname } from 'node:os'
+import { INSTANCE_ID } from '../instance'
 import { recordChangeIn } from '../audit/record'
 import type { Tx } from '../db'
 import { listOf, prepared, rowInserter, setTo } from '../db/prepared'
@@ -189,7 +189,7 @@ export class WebhookDispatcher extends BackgroundLoop {
 
   constructor(private readonly root: RootDeps, opts: DispatcherOptions = {}) {
     super()
-    this.id = opts.id ?? `${hostname()}:${process.pid}:webhooks:${root.ids.uuid()}`
+    this.id = opts.id ?? `${INSTANCE_ID}:webhooks:${root.ids.uuid()}`
     this.client = new WebhookClient(new WebhookGuard(root.config), opts)
     this.concurrency = opts.concurrency ?? 100
     this.perEndpoint = opts.perEndpoint ?? root.config.webhookConcurrency

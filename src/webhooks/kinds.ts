@@ -24,8 +24,9 @@ export const RESOURCE_EVENT_KINDS = [
   'topic.created',
   'topic.updated',
   'topic.deleted',
-  'suppression.created',
-  'suppression.deleted',
+  // Resend's SDK names: a suppression is added or removed.
+  'suppression.added',
+  'suppression.removed',
 ] as const
 
 export const WEBHOOK_EVENT_KINDS = [...EMAIL_EVENT_KINDS, ...RESOURCE_EVENT_KINDS] as const

@@ -6,7 +6,7 @@ import type { Ids } from '../lib/ids'
 import { isWebhookEventKind } from './kinds'
 
 export interface WebhookEventInput {
-  /** e.g. 'email.delivered', 'contact.created', 'domain.updated', 'topic.deleted', 'suppression.created' */
+  /** e.g. 'email.delivered', 'contact.created', 'domain.updated', 'topic.deleted', 'suppression.added' */
   type: string
   /** The payload's `data` object, in Resend's shape. */
   data: Record<string, unknown>

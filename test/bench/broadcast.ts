@@ -8,15 +8,12 @@
 // (`sink`), or to simulator addresses, which cost delivery almost nothing, so the
 // figure is the fan-out's own (`simulator`).
 import { createClient } from '@libsql/client'
-import { readFileSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { api, freePort, has, insertVerifiedDomain, sendScript, startMailroom, startProcess, stop, wrk, type WrkResult } from './lib'
+import { api, has, insertVerifiedDomain, memoryMb, sendScript, startMailroom, startSink, stop, wrk, type WrkResult } from './lib'
 
 /** Rows per insert: 9 values each stays under SQLite's 32,766 bound values. */
 const ROWS_PER_WRITE = 2000
-
-/** The peak resident memory of a process so far (Linux), in MB. */
-const peakRssMb = (pid: number) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/)?.[1] ?? NaN) / 1024
 
 export type Recipients = 'sink' | 'simulator'
 
@@ -36,14 +33,9 @@ export interface BroadcastFigures {
 
 /** `sink` needs Postfix's smtp-sink. */
 export async function broadcastFanout(n: number, seconds: number, recipients: Recipients): Promise<BroadcastFigures> {
-  let sink: ReturnType<typeof startProcess> | null = null
-  const env: Record<string, string> = { MAILROOM_DELIVERY: 'capture', MAILROOM_APPROVAL_THRESHOLD: '0', MAILROOM_SMTP_PORT: '0' }
-  if (recipients === 'sink') {
-    const port = await freePort()
-    sink = startProcess(['smtp-sink', '-u', process.env.USER ?? 'root', `127.0.0.1:${port}`, '1000'], {})
-    await Bun.sleep(300)
-    Object.assign(env, { MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: `smtp://127.0.0.1:${port}` })
-  }
+  const sink = recipients === 'sink' ? await startSink() : null
+  const env: Record<string, string> = { MAILROOM_DELIVERY: 'capture', MAILROOM_APPROVAL_THRESHOLD: '0' }
+  if (sink) Object.assign(env, { MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: `smtp://127.0.0.1:${sink.port}` })
   const m = await startMailroom(env)
   try {
     const db = createClient({ url: `file:${join(m.dir, 'mailroom.db')}` })
@@ -71,7 +63,7 @@ export async function broadcastFanout(n: number, seconds: number, recipients: Re
 
     const script = sendScript(m.dir)
     const alone = await wrk(`${m.url}/emails`, { seconds, script })
-    const rssBeforeMb = peakRssMb(m.p.pid)
+    const rssBeforeMb = memoryMb(m.p.pid).peak
     const t0 = performance.now()
     const sent = await api(m.url, 'POST', '/broadcasts', {
       segment_id: segmentId,
@@ -92,10 +84,10 @@ export async function broadcastFanout(n: number, seconds: number, recipients: Re
     })()
     const during = await wrk(`${m.url}/emails`, { seconds, script })
     const enqueueSeconds = await enqueued
-    return { contacts: n, recipients, recipientCount: broadcast.recipient_count, replyMs, enqueueSeconds, rssBeforeMb, rssAfterMb: peakRssMb(m.p.pid), alone, during }
+    return { contacts: n, recipients, recipientCount: broadcast.recipient_count, replyMs, enqueueSeconds, rssBeforeMb, rssAfterMb: memoryMb(m.p.pid).peak, alone, during }
   } finally {
     await stop(m.p)
-    if (sink) await stop(sink)
+    await sink?.close()
     // A hundred thousand emails and their outbox rows: a few hundred MB not worth keeping.
     rmSync(m.dir, { recursive: true, force: true })
   }

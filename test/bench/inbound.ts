@@ -46,6 +46,8 @@ export async function inboundPerSecond(n: number, reuse: boolean) {
   try {
     await waitFor(`http://127.0.0.1:${http}/health`)
     const db = createClient({ url: `file:${join(dir, 'mailroom.db')}` })
+    // The server writes as it starts (the request log, the first checks): wait for its lock.
+    await db.execute('PRAGMA busy_timeout = 10000')
     const account = (await db.execute('select id from accounts limit 1')).rows[0].id as string
     const now = new Date().toISOString()
     await db.execute({

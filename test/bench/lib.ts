@@ -1,7 +1,7 @@
 import type { Client } from '@libsql/client'
 import { spawn, type Subprocess } from 'bun'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -81,12 +81,15 @@ export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleSt
 
 export const KEY = 'mr_bench_bench_bench_bench_bench_bench_1234'
 
-/** `bun src/index.ts` on a fresh data folder, with KEY as its key and rate limits out of the way. */
-export async function startMailroom(env: Record<string, string>) {
+/**
+ * `bun src/index.ts` (or `cmd`, the compiled binary) on a fresh data folder unless
+ * given one, with KEY as its key and rate limits out of the way.
+ */
+export async function startMailroom(env: Record<string, string>, dir = tempDir('server'), cmd = [BUN, 'src/index.ts']) {
   const port = await freePort()
-  const dir = tempDir('server')
-  const p = startProcess([BUN, 'src/index.ts'], {
+  const p = startProcess(cmd, {
     PORT: String(port),
+    MAILROOM_SMTP_PORT: '0',
     MAILROOM_DATA_DIR: dir,
     MAILROOM_BOOTSTRAP_KEY: KEY,
     MAILROOM_RATE_LIMIT: '1000000',
@@ -101,6 +104,21 @@ export async function startMailroom(env: Record<string, string>) {
     throw new Error(`${(e as Error).message}: ${await new Response(p.stderr as ReadableStream).text()}`)
   }
   return { p, port, dir, url: `http://127.0.0.1:${port}` }
+}
+
+/** A process's resident memory now (VmRSS) and its peak so far (VmHWM), in MB (Linux). */
+export function memoryMb(pid: number) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => Number(status.match(new RegExp(`${field}:\\s+(\\d+) kB`))?.[1] ?? NaN)
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 }
+}
+
+/** Postfix's smtp-sink on a loopback port, accepting and discarding (or with `dump`, appending each message to that file). */
+export async function startSink(dump?: string) {
+  const port = await freePort()
+  const p = startProcess(['smtp-sink', ...(dump ? ['-D', dump] : []), '-u', process.env.USER ?? 'root', `127.0.0.1:${port}`, '1000'], {})
+  await Bun.sleep(300)
+  return { port, close: () => stop(p) }
 }
 
 export const api = (base: string, method: string, path: string, body?: unknown) =>

@@ -17,7 +17,7 @@ const DOMAINS = ['acme.test', 'news.acme.test', 'billing.acme.test']
 const EVENTS_PER_WRITE = 500
 
 /** A small deterministic generator, so every run seeds the same year. */
-function random(seed: number) {
+export function random(seed: number) {
   let s = seed >>> 0
   return () => {
     s = (s + 0x6d2b79f5) >>> 0
@@ -32,7 +32,7 @@ function random(seed: number) {
  * One email's events as a realistic mix: sent, then delivered (or a bounce, a delay
  * first now and then), opens, clicks, a rare complaint or unsubscribe.
  */
-function lifeOf(rand: () => number, at: number): [EmailEventType, number, Record<string, unknown>?][] {
+export function lifeOf(rand: () => number, at: number): [EmailEventType, number, Record<string, unknown>?][] {
   const out: [EmailEventType, number, Record<string, unknown>?][] = [['sent', at]]
   if (rand() < 0.03) out.push(['delivery_delayed', at + 60_000])
   if (rand() < 0.05) return [...out, ['bounced', at + 120_000, { bounce: { type: rand() < 0.7 ? 'Permanent' : 'Transient' } }]]

@@ -22,6 +22,8 @@ export interface SinkMessage {
   helo: string
   /** The address the client connected from (a dedicated IP binds its source address). */
   remoteAddress: string
+  /** When the sink answered 250 to it (ms since the epoch). */
+  at: number
 }
 
 export interface SinkOptions {
@@ -31,6 +33,8 @@ export interface SinkOptions {
   auth?: { user: string; pass: string }
   /** Listen on this port (default: a free one). */
   port?: number
+  /** Holds each 250 reply to DATA this long (a slow server: the message is stored only when the reply is sent). */
+  dataDelayMs?: number
 }
 
 export interface SmtpSink {
@@ -41,6 +45,8 @@ export interface SmtpSink {
   readonly connections: number
   /** Replies seen so far that were failures we injected. */
   readonly rejected: number
+  /** Messages whose data has arrived and whose reply is being held (dataDelayMs). */
+  readonly holding: number
   /** Answers `reply` (e.g. "451 4.7.1 Try later") to the next `n` messages, at RCPT TO (default) or at the end of DATA. */
   failNext(n: number, reply: string, stage?: 'rcpt' | 'data'): void
   /** Answers `reply` at RCPT TO for this one address, every time. */
@@ -67,6 +73,7 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
   const messages: SinkMessage[] = []
   let connections = 0
   let rejected = 0
+  let holding = 0
   let failures: { n: number; reply: string; stage: 'rcpt' | 'data' } = { n: 0, reply: '', stage: 'rcpt' }
   const failAddresses = new Map<string, string>()
   const waiters: { count: number; resolve: () => void }[] = []
@@ -113,24 +120,35 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
       stream.on('end', () => {
         const failure = take('data')
         if (failure) return cb(failure)
-        messages.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks),
-          secure: !!session.secure,
-          user: typeof session.user === 'string' ? session.user : undefined,
-          helo: session.hostNameAppearsAs,
-          remoteAddress: session.remoteAddress,
-        })
-        for (const w of [...waiters]) {
-          if (messages.length >= w.count) {
-            waiters.splice(waiters.indexOf(w), 1)
-            w.resolve()
-          }
-        }
-        cb(null, 'OK: queued as sink-' + messages.length)
+        if (opts.dataDelayMs) {
+          holding++
+          setTimeout(() => {
+            holding--
+            accept(session, chunks, cb)
+          }, opts.dataDelayMs)
+        } else accept(session, chunks, cb)
       })
     },
+  }
+
+  function accept(session: SMTPServerSession, chunks: Buffer[], cb: (err?: Error | null, message?: string) => void) {
+    messages.push({
+      from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+      to: session.envelope.rcptTo.map((r) => r.address),
+      raw: Buffer.concat(chunks),
+      secure: !!session.secure,
+      user: typeof session.user === 'string' ? session.user : undefined,
+      helo: session.hostNameAppearsAs,
+      remoteAddress: session.remoteAddress,
+      at: Date.now(),
+    })
+    for (const w of [...waiters]) {
+      if (messages.length >= w.count) {
+        waiters.splice(waiters.indexOf(w), 1)
+        w.resolve()
+      }
+    }
+    cb(null, 'OK: queued as sink-' + messages.length)
   }
 
   async function listen() {
@@ -174,6 +192,9 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
     },
     get rejected() {
       return rejected
+    },
+    get holding() {
+      return holding
     },
     failNext(n, reply, stage = 'rcpt') {
       failures = { n, reply, stage }

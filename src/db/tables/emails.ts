@@ -99,7 +99,12 @@ export const deliveries = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
-  (t) => [index('deliveries_due').on(t.state, t.priority, t.nextAttemptAt), index('deliveries_email').on(t.emailId)],
+  (t) => [
+    index('deliveries_due').on(t.state, t.priority, t.nextAttemptAt),
+    index('deliveries_email').on(t.emailId),
+    // The trust checks' send rates over a recent window (src/trust/rates.ts): without it they read every delivery ever made.
+    index('deliveries_created').on(t.createdAt),
+  ],
 )
 
 /** Every delivery attempt with the remote server's reply, for /emails/{id}/explain. */
@@ -117,6 +122,8 @@ export const deliveryAttempts = sqliteTable(
     enhancedCode: text('enhanced_code'),
     response: text('response'),
     outcome: text('outcome', { enum: ['delivered', 'deferred', 'bounced', 'failed', 'network_error', 'captured', 'simulated'] }).notNull(),
+    /** The delivery worker that made the attempt (host:pid:…, its instance first): with several instances on one database, which one sent it. */
+    worker: text('worker'),
   },
   (t) => [index('delivery_attempts_email').on(t.emailId, t.startedAt)],
 )
@@ -138,6 +145,8 @@ export const emailEvents = sqliteTable(
     index('email_events_account_type').on(t.accountId, t.type, t.createdAt),
     // Segment engagement rules: did this address open or click lately.
     index('email_events_recipient').on(t.accountId, t.recipient, t.type, t.createdAt),
+    // Complaints of a recent window across accounts, for the trust checks' rates.
+    index('email_events_type_time').on(t.type, t.createdAt),
   ],
 )
 

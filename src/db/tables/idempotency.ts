@@ -14,6 +14,8 @@ export const idempotencyKeys = sqliteTable(
     fingerprint: text('fingerprint').notNull(),
     state: text('state', { enum: ['in_flight', 'completed'] }).notNull(),
     leaseUntil: text('lease_until').notNull(),
+    /** The process that holds an `in_flight` claim (instances.id): its death frees the claim at once. */
+    instanceId: text('instance_id'),
     statusCode: integer('status_code'),
     responseBody: text('response_body'),
     createdAt: text('created_at').notNull(),
