@@ -6,30 +6,23 @@
 // FUZZ_SEED and FUZZ_RUNS explore further.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { sql } from 'drizzle-orm'
 import { CATALOGUE, type ErrorCode } from '../src/errors/catalogue'
 import { harness, type Harness } from './support/harness'
 import { encodeBody, operationsOf, requestOf, scalar, type Operation } from './support/openapi-fuzz'
 import { person } from './support/people'
+import { changedTables, tableCounts, tableNames } from './support/tables'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25)
 
 /**
- * Tables a refused request may still write, or that the scheduler writes while
- * it runs, each for a reason of its own: a held agent action is the refusal's
- * subject (`approval_required` names it), request logs record refusals too, and
- * key use is counted in memory and flushed every few seconds, and each job's
- * first tick claims its row in job_ticks.
+ * Tables a refused request may still write, each for a reason of its own: a
+ * held agent action is the refusal's subject (`approval_required` names it),
+ * request logs record refusals too, and key use is counted in memory and
+ * flushed every few seconds.
  */
-const WRITTEN_ON_REFUSAL = new Set(['request_logs', 'agent_actions', 'api_key_usage', 'job_ticks'])
-
-/** Row counts of every table, in one statement. */
-async function tableCounts(h: Harness): Promise<Record<string, number>> {
-  const tables = (await h.root.db.q.all<{ name: string }>(sql`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__drizzle%'`)).map((t) => t.name)
-  const rows = await h.root.db.q.all<{ t: string; n: number }>(sql.raw(tables.map((t) => `SELECT '${t}' AS t, count(*) AS n FROM "${t}"`).join(' UNION ALL ')))
-  return Object.fromEntries(rows.filter((r) => !WRITTEN_ON_REFUSAL.has(r.t)).map((r) => [r.t, r.n]))
-}
+const WRITTEN_ON_REFUSAL = new Set(['request_logs', 'agent_actions', 'api_key_usage'])
+let watched: string[] = []
 
 let h: Harness
 let ops: Operation[] = []
@@ -38,6 +31,7 @@ beforeAll(async () => {
   // DNS answers from a port where nothing listens: lookups fail at once instead of leaving the machine.
   h = await harness({ MAILROOM_RATE_LIMIT: '1000000', MAILROOM_PUBLIC_RATE_LIMIT: '1000000', MAILROOM_DNS_SERVERS: '127.0.0.1:9', MAILROOM_ALLOW_PRIVATE_WEBHOOKS: 'true' })
   ops = await operationsOf(h)
+  watched = (await tableNames(h)).filter((t) => !WRITTEN_ON_REFUSAL.has(t))
 })
 afterAll(() => h?.close())
 
@@ -61,7 +55,7 @@ describe('fuzzing every operation from /openapi.json', () => {
             if (input.body === Symbol.for('broken')) raw = '{"unterminated'
             else raw = encodeBody(op.body.type, input.body)
           }
-          const before = await tableCounts(h)
+          const before = await tableCounts(h, watched)
           const r = await h.call(op.method, path, { key: me || op.auth === 'public' ? null : h.token, headers, raw, query })
           const where = `${op.method} ${path}?${new URLSearchParams(query)} ${raw?.slice(0, 300) ?? ''}`
           if (r.status >= 500 && r.status !== 503) throw new Error(`${r.status} for ${where}: ${JSON.stringify(r.body).slice(0, 300)}`)
@@ -74,8 +68,7 @@ describe('fuzzing every operation from /openapi.json', () => {
             message: 'string',
             docs: `http://mailroom.test/docs/errors/${code}`,
           })
-          const after = await tableCounts(h)
-          const changed = Object.keys(after).filter((t) => after[t] !== before[t])
+          const changed = changedTables(before, await tableCounts(h, watched))
           if (changed.length) throw new Error(`${code} for ${where}, but rows changed in ${changed.join(', ')}`)
         }),
         { seed: SEED, numRuns: RUNS, endOnFailure: true },

@@ -5,7 +5,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { deliveries, idempotencyKeys, instances } from '../src/db/tables'
-import { claim, fingerprint } from '../src/http/idempotency'
+import { claim, fingerprint, storedIdempotencyKey } from '../src/http/idempotency'
 import { INSTANCE_ID, PLACE, STALE_MS, heartbeat, isDead, reclaimDead, retire, type Me } from '../src/instance'
 import { iso } from '../src/lib/clock'
 import { simulated } from './support/emails'
@@ -24,7 +24,7 @@ async function heldBy(other: Me, beatAt = h.clock.now()) {
   await heartbeat(h.root.db, beatAt, other)
   const c = await claim(h.root.db, h.clock.now(), h.accountId, KEY, fingerprint('POST', '/emails', body))
   expect(c.kind).toBe('proceed')
-  await h.root.db.write((tx) => tx.update(idempotencyKeys).set({ instanceId: other.id }).where(eq(idempotencyKeys.key, KEY)))
+  await h.root.db.write((tx) => tx.update(idempotencyKeys).set({ instanceId: other.id }).where(eq(idempotencyKeys.key, storedIdempotencyKey(h.accountId, KEY))))
 }
 
 const retry = () => h.call('POST', '/emails', { body, headers: { 'Idempotency-Key': KEY } })
@@ -85,7 +85,7 @@ test('an instance never reclaims itself, and a completed key is never dropped wi
   expect(done.status).toBe(200)
   const previous = same(process.pid)
   await heartbeat(h.root.db, h.clock.now(), previous)
-  await h.root.db.write((tx) => tx.update(idempotencyKeys).set({ instanceId: previous.id }).where(eq(idempotencyKeys.key, KEY)))
+  await h.root.db.write((tx) => tx.update(idempotencyKeys).set({ instanceId: previous.id }).where(eq(idempotencyKeys.key, storedIdempotencyKey(h.accountId, KEY))))
   expect(await reclaimDead(h.root, me(), () => false)).toEqual([previous.id])
   expect(await retry()).toMatchObject({ status: 200, body: { id: done.body.id }, headers: expect.anything() })
   expect((await retry()).headers.get('idempotent-replayed')).toBe('true')

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { idempotencyKeys, apiKeys } from '../src/db/tables'
+import { storedIdempotencyKey } from '../src/http/idempotency'
 import { iso } from '../src/lib/clock'
 import { TokenBuckets } from '../src/lib/token-bucket'
 import { expectError, harness, silentLog } from './support/harness'
@@ -201,7 +202,7 @@ describe('idempotency', () => {
     const now = h.clock.now()
     await h.root.db.write((tx) =>
       tx.insert(idempotencyKeys).values({
-        accountId: h.accountId, key: 'busy', fingerprint: fingerprint('POST', '/api-keys', created('agent')), state: 'in_flight',
+        accountId: h.accountId, key: storedIdempotencyKey(h.accountId, 'busy'), fingerprint: fingerprint('POST', '/api-keys', created('agent')), state: 'in_flight',
         leaseUntil: iso(now + 60_000), createdAt: iso(now), expiresAt: iso(now + 7 * 86_400_000),
       }),
     )
@@ -240,8 +241,26 @@ describe('idempotency', () => {
     const k = await h.key({ name: 'x' })
     const again = await h.call('PATCH', `/limits/keys/${k.id}`, { body: { period: 'daily' }, headers: { 'Idempotency-Key': 'retry-me-2' } })
     expect(again.status).toBe(200)
-    const rows = await h.root.db.q.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, 'retry-me'))
+    const rows = await h.root.db.q.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, storedIdempotencyKey(h.accountId, 'retry-me')))
     expect(rows).toHaveLength(0)
+    await h.close()
+  })
+
+  test('the database holds neither the Idempotency-Key nor the reply in the clear, so a new key’s token is not kept readable for a week', async () => {
+    const h = await harness()
+    const first = await post(h, 'new-agent-key', created('agent'))
+    expect(first.status).toBe(201)
+    const [row] = await h.root.db.q.select().from(idempotencyKeys)
+    expect(row.key).toBe(storedIdempotencyKey(h.accountId, 'new-agent-key'))
+    expect(JSON.stringify(row)).not.toContain('new-agent-key')
+    expect(JSON.stringify(row)).not.toContain(first.body.token)
+    const replay = await post(h, 'new-agent-key', created('agent'))
+    expect(replay.body).toEqual(first.body)
+    // Another account using the same key text finds nothing of it.
+    const other = await h.otherAccount()
+    const theirs = await h.call('POST', '/api-keys', { key: other.token, body: created('agent'), headers: { 'Idempotency-Key': 'new-agent-key' } })
+    expect(theirs.status).toBe(201)
+    expect(theirs.body.token).not.toBe(first.body.token)
     await h.close()
   })
 
@@ -275,7 +294,7 @@ describe('idempotency', () => {
     expect(r.status).toBeGreaterThanOrEqual(500)
     await h.root.db.execute('ALTER TABLE idempotency_keys_gone RENAME TO idempotency_keys')
     expect((await h.root.db.q.select().from(apiKeys)).length).toBe(before)
-    const leftover = await h.root.db.q.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.key, 'atomic'), eq(idempotencyKeys.state, 'completed')))
+    const leftover = await h.root.db.q.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.key, storedIdempotencyKey(h.accountId, 'atomic')), eq(idempotencyKeys.state, 'completed')))
     expect(leftover).toHaveLength(0)
     await h.close()
   })

@@ -4,7 +4,7 @@ import { idempotencyKeys } from '../db/tables'
 import { AppError } from '../errors/app-error'
 import { INSTANCE_ID } from '../instance'
 import { DAY, iso } from '../lib/clock'
-import { sha256 } from '../lib/crypto'
+import { seal, sha256, unseal } from '../lib/crypto'
 import { stableStringify } from '../lib/json'
 
 export const KEY_TTL_MS = 7 * DAY
@@ -26,11 +26,21 @@ export const fingerprint = (method: string, path: string, body: unknown) => sha2
 
 export type Claim = { kind: 'proceed' } | { kind: 'replay'; status: number; body: string }
 
+/**
+ * The database never holds a caller's Idempotency-Key nor the reply it replays:
+ * a reply can carry a secret shown once (a new API key's token, a webhook's
+ * signing secret), so it is sealed under the key itself, which only the caller
+ * has, and the row is found by the key's hash.
+ */
+export const storedIdempotencyKey = (accountId: string, key: string) => sha256(`${accountId}\n${key}`)
+const rowOf = (accountId: string, key: string) => and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, storedIdempotencyKey(accountId, key)))
+const replySecret = (accountId: string, key: string) => `idempotent reply\n${accountId}\n${key}`
+
 /** Rules 1 to 3 of the seed for a row that exists: replay, refuse, or null to (re)claim it. */
-function decide(row: typeof idempotencyKeys.$inferSelect | undefined, fp: string, now: number): Claim | null {
+function decide(row: typeof idempotencyKeys.$inferSelect | undefined, fp: string, now: number, accountId: string, key: string): Claim | null {
   if (!row || Date.parse(row.expiresAt) <= now) return null
   if (row.fingerprint !== fp) throw new AppError('idempotency_payload_mismatch')
-  if (row.state === 'completed') return { kind: 'replay', status: row.statusCode!, body: row.responseBody! }
+  if (row.state === 'completed') return { kind: 'replay', status: row.statusCode!, body: unseal(replySecret(accountId, key), row.responseBody!) }
   if (Date.parse(row.leaseUntil) > now) throw new AppError('idempotency_in_flight')
   // The holder died before committing anything (work and completion commit together): take it over.
   return null
@@ -42,18 +52,18 @@ function decide(row: typeof idempotencyKeys.$inferSelect | undefined, fp: string
  * request's transaction; only a new claim takes the write lock.
  */
 export async function claim(db: Database, now: number, accountId: string, key: string, fp: string): Promise<Claim> {
-  const where = and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key))
+  const where = rowOf(accountId, key)
   const [seen] = await db.q.select().from(idempotencyKeys).where(where)
-  const early = decide(seen, fp, now)
+  const early = decide(seen, fp, now, accountId, key)
   if (early) return early
   return db.write(async (tx) => {
     const [row] = await tx.select().from(idempotencyKeys).where(where)
-    const decided = decide(row, fp, now)
+    const decided = decide(row, fp, now, accountId, key)
     if (decided) return decided
     const fresh = { fingerprint: fp, state: 'in_flight' as const, leaseUntil: iso(now + LEASE_MS), instanceId: INSTANCE_ID, statusCode: null, responseBody: null, createdAt: iso(now), expiresAt: iso(now + KEY_TTL_MS) }
     await tx
       .insert(idempotencyKeys)
-      .values({ accountId, key, ...fresh })
+      .values({ accountId, key: storedIdempotencyKey(accountId, key), ...fresh })
       .onConflictDoUpdate({ target: [idempotencyKeys.accountId, idempotencyKeys.key], set: fresh })
     return { kind: 'proceed' }
   })
@@ -63,14 +73,14 @@ export async function claim(db: Database, now: number, accountId: string, key: s
 export async function complete(tx: Tx, accountId: string, key: string, status: number, body: string) {
   await tx
     .update(idempotencyKeys)
-    .set({ state: 'completed', statusCode: status, responseBody: body })
-    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)))
+    .set({ state: 'completed', statusCode: status, responseBody: seal(replySecret(accountId, key), body) })
+    .where(rowOf(accountId, key))
 }
 
 /** A request that failed did nothing, so its key is freed for a corrected retry. */
 export async function release(db: Database, accountId: string, key: string) {
   await db.write((tx) =>
-    tx.delete(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.state, 'in_flight'))),
+    tx.delete(idempotencyKeys).where(and(rowOf(accountId, key), eq(idempotencyKeys.state, 'in_flight'))),
   )
 }
 

@@ -2,9 +2,13 @@
 import { sql } from 'drizzle-orm'
 import type { Harness } from './harness'
 
+/** The process's own bookkeeping, written by timers whatever the requests do: the instance heartbeat and the job ticks. */
+const BOOKKEEPING = new Set(['instances', 'job_ticks'])
+
+/** Every table that holds what requests and workers write. */
 export async function tableNames(h: Harness): Promise<string[]> {
   const rows = await h.root.db.q.all<{ name: string }>(sql`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__drizzle%' ORDER BY name`)
-  return rows.map((r) => r.name)
+  return rows.map((r) => r.name).filter((n) => !BOOKKEEPING.has(n))
 }
 
 /** Row counts of every table, in one statement. */

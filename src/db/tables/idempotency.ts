@@ -10,6 +10,7 @@ export const idempotencyKeys = sqliteTable(
   'idempotency_keys',
   {
     accountId: text('account_id').notNull(),
+    /** sha256 of the account and the caller's key; the key itself is never stored (src/http/idempotency.ts). */
     key: text('key').notNull(),
     fingerprint: text('fingerprint').notNull(),
     state: text('state', { enum: ['in_flight', 'completed'] }).notNull(),
@@ -17,6 +18,7 @@ export const idempotencyKeys = sqliteTable(
     /** The process that holds an `in_flight` claim (instances.id): its death frees the claim at once. */
     instanceId: text('instance_id'),
     statusCode: integer('status_code'),
+    /** Sealed (AES-GCM) under the caller's key: only a retry with that key can read it. */
     responseBody: text('response_body'),
     createdAt: text('created_at').notNull(),
     expiresAt: text('expires_at').notNull(),
