@@ -188,6 +188,9 @@ describe('the database locked by another connection', () => {
       expectUnavailable(await blocked)
       // A second write meets the same lock and the same answer.
       expectUnavailable(await send(url, 3))
+      // The operator reads an outage in one line, not a stack as for a bug.
+      expect(p.stderr()).toContain('"msg":"storage unavailable"')
+      expect(p.stderr()).not.toContain('unexpected failure')
     } finally {
       locker.exec('ROLLBACK')
       locker.close()

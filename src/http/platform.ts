@@ -142,8 +142,11 @@ export function platform(root: RootDeps, routes: RouteTable) {
           headers.allow = allowed.join(', ')
         }
       }
-      if (err.code === 'internal_server_error' || err.code === 'service_unavailable') {
+      // A bug gets its stack; storage that is full, locked or away is an outage, said in one line.
+      if (err.code === 'internal_server_error') {
         root.log.error('unexpected failure', { request_id: st.id, method: request.method, path: redactText(path), error: error instanceof Error ? (error.stack ?? error.message) : String(error) })
+      } else if (err.code === 'service_unavailable') {
+        root.log.error('storage unavailable', { request_id: st.id, method: request.method, path: redactText(path), error: error instanceof Error ? error.message : String(error) })
       }
       if (!st.rate) {
         try {
