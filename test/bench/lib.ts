@@ -1,7 +1,7 @@
 import type { Client } from '@libsql/client'
 import { spawn, type Subprocess } from 'bun'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,7 +20,17 @@ export function freePort(): Promise<number> {
   })
 }
 
-export const tempDir = (name: string) => mkdtempSync(join(tmpdir(), `mailroom-bench-${name}-`))
+const made: string[] = []
+// Databases of millions of rows are gigabytes: every folder a bench makes goes when the process ends, whatever part made it.
+process.on('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true })
+})
+
+export function tempDir(name: string) {
+  const dir = mkdtempSync(join(tmpdir(), `mailroom-bench-${name}-`))
+  made.push(dir)
+  return dir
+}
 
 export async function waitFor(url: string, timeoutMs = 15_000) {
   const until = Date.now() + timeoutMs
