@@ -45,16 +45,21 @@ export const BUSY_TIMEOUT_MS = 5000
  */
 const WRITER_BLOCK_MS = 20
 
-const isBusy = (e: unknown) => /^SQLITE_BUSY/.test((e as { code?: string } | null)?.code ?? '')
+/** SQLITE_BUSY, as the local driver raises it or as @libsql/client wraps a server's answer (in `cause`). */
+const isBusy = (e: unknown): boolean => {
+  const err = e as { code?: string; cause?: unknown } | null
+  return /^SQLITE_BUSY/.test(err?.code ?? '') || (err?.cause !== undefined && isBusy(err.cause))
+}
 
 /**
- * Runs a statement that takes the write lock, retrying while another connection
- * holds it until `deadline`; the waits between attempts yield.
+ * Runs something that takes the write lock, retrying while another connection
+ * holds it until `deadline`; the waits between attempts (doubling from
+ * `firstPauseMs` to `maxPauseMs`) yield, so the event loop goes on meanwhile.
  */
-async function lockedWrite<T>(attempt: () => T, deadline = performance.now() + BUSY_TIMEOUT_MS): Promise<T> {
-  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+async function lockedWrite<T>(attempt: () => T | Promise<T>, deadline = performance.now() + BUSY_TIMEOUT_MS, firstPauseMs = 1, maxPauseMs = 50): Promise<T> {
+  for (let pause = firstPauseMs; ; pause = Math.min(pause * 2, maxPauseMs)) {
     try {
-      return attempt()
+      return await attempt()
     } catch (e) {
       if (!isBusy(e) || performance.now() >= deadline) throw e
     }
@@ -222,19 +227,15 @@ export function remoteBackend(url: string, authToken?: string, timeoutMs = 15_00
         return { done, tx: Promise.race([txReady, failed]) }
       }
       // Another instance's transaction on the server can outlast the server's own lock wait (SQLITE_BUSY): nothing was begun, so try again until the deadline.
-      let opened = attempt()
-      for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
-        try {
-          await opened.tx
-          break
-        } catch (e) {
-          if (!(isBusy(e) || isBusy((e as { cause?: unknown }).cause)) || performance.now() >= deadline) throw e
-        }
-        await Bun.sleep(pause)
-        opened = attempt()
-      }
-      const { done } = opened
-      const tx = await opened.tx
+      const { done, tx } = await lockedWrite(
+        async () => {
+          const opened = attempt()
+          return { done: opened.done, tx: await opened.tx }
+        },
+        deadline,
+        5,
+        100,
+      )
       return {
         tx,
         exec: async (text) => void (await tx.run(sql.raw(text))),
