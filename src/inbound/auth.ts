@@ -1,7 +1,7 @@
 import { promises as dns } from 'node:dns'
 import { authenticate } from 'mailauth'
 import type { InboundAuth } from '../db/tables'
-import { dnsClient } from '../domains/dns'
+import { dnsClient, type Lookup } from '../domains/dns'
 
 export interface AuthInput {
   ip: string
@@ -17,27 +17,44 @@ export interface AuthInput {
 
 type Resolve = (name: string, type: string) => Promise<unknown>
 
-const resolvers = new Map<string, Resolve>()
+const addressResolvers = new Map<string, dns.Resolver>()
 
-/** One resolver per server list, made once: every inbound message is checked through it. */
-function resolverFor(servers: string[]): Resolve {
+/** One node:dns resolver per server list, made once: every inbound message is checked through it. */
+function addressResolver(servers: string[]): dns.Resolver {
   const key = servers.join(',')
-  let found = resolvers.get(key)
-  if (!found) resolvers.set(key, (found = makeResolver(servers)))
+  let found = addressResolvers.get(key)
+  if (!found) {
+    addressResolvers.set(key, (found = new dns.Resolver({ timeout: 2000, tries: 1 })))
+    if (servers.length) found.setServers(servers)
+  }
   return found
 }
 
 /**
- * node:dns for addresses and MX; TXT through our own client, because Bun's node:dns
- * splits a long TXT record (a DKIM key) into separate entries.
+ * TXT lookups in flight: messages that ask the same name at the same moment (a burst
+ * from one sender's domain) share one query, as a caching resolver's clients do.
+ * Nothing is kept once the answer is in, so no answer outlives its moment.
  */
-function makeResolver(servers: string[]): Resolve {
-  const r = new dns.Resolver({ timeout: 2000, tries: 1 })
-  if (servers.length) r.setServers(servers)
+const inFlight = new Map<string, Promise<Lookup<string>>>()
+function shared(key: string, ask: () => Promise<Lookup<string>>): Promise<Lookup<string>> {
+  let found = inFlight.get(key)
+  if (!found) inFlight.set(key, (found = ask().finally(() => inFlight.delete(key))))
+  return found
+}
+
+/**
+ * The resolver one message's checks ask: node:dns for addresses and MX; TXT through
+ * our own client, because Bun's node:dns splits a long TXT record (a DKIM key) into
+ * separate entries. The TXT client is the message's own: it skips a server that
+ * timed out for the rest of the checks it is made for, and a server that missed one
+ * answer must not be skipped for every message after.
+ */
+function resolverFor(servers: string[]): Resolve {
+  const r = addressResolver(servers)
   const txtClient = dnsClient(servers, { timeoutMs: 2000, tries: 1 })
   return async (name, type) => {
     if (type !== 'TXT') return r.resolve(name, type as 'A')
-    const found = await txtClient.txt(name)
+    const found = await shared(`${servers.join(',')} ${name.toLowerCase()}`, () => txtClient.txt(name))
     if (found.kind === 'error') throw Object.assign(new Error(found.reason), { code: 'ETIMEOUT' })
     if (found.kind === 'nxdomain') throw Object.assign(new Error(`${name} does not exist`), { code: 'ENOTFOUND' })
     if (!found.values.length) throw Object.assign(new Error(`${name} has no TXT record`), { code: 'ENODATA' })

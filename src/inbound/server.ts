@@ -4,7 +4,7 @@
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
 import type { RootDeps } from '../deps'
 import { TokenBuckets } from '../lib/token-bucket'
-import { processPending, processRaw, routeRecipient, storeRaw, type Route } from './store'
+import { processPending, receive, routeRecipient, type Route } from './store'
 import { tlsMaterial } from './tls'
 
 export interface ListenerStatus {
@@ -59,6 +59,9 @@ export async function startInbound(root: RootDeps, opts: ListenOptions = {}): Pr
     authOptional: true,
     disabledCommands: ['AUTH'],
     logger: false,
+    // Nothing reads the client's reverse name (the Received field names its HELO and address),
+    // so no PTR query on the system's resolver, of up to 1.5 s, holds up each greeting.
+    disableReverseLookup: true,
     maxClients: 1000,
     closeTimeout: 5000,
     socketTimeout: 60_000,
@@ -110,25 +113,15 @@ export async function startInbound(root: RootDeps, opts: ListenOptions = {}): Pr
       stream.on('end', () => {
         if (stream.sizeExceeded) return cb(smtpError(552, `5.3.4 Message exceeds the fixed maximum size of ${config.smtpMaxSize} bytes`))
         const st = stateOf(session)
-        const rcptTo = [...st.routes.keys()]
-        const kind = [...st.routes.values()].some((r) => r.kind === 'mail') ? 'mail' : 'report'
         const env = {
           remoteAddress: session.remoteAddress,
           helo: session.hostNameAppearsAs || null,
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null,
-          rcptTo,
+          rcptTo: [...st.routes.keys()],
           secure: session.secure,
         }
-        storeRaw(root, env, Buffer.concat(chunks), kind).then(
-          async (id) => {
-            // Stored and committed: the message is ours now, whatever processing makes of it.
-            try {
-              await processRaw(root, id)
-            } catch (e) {
-              log.error('inbound message stored but not processed; it is retried at the next start', { raw_id: id, error: (e as Error).message })
-            }
-            cb(null, `2.0.0 Ok: queued as ${id}`)
-          },
+        receive(root, env, Buffer.concat(chunks), st.routes).then(
+          (id) => cb(null, `2.0.0 Ok: queued as ${id}`),
           (e) => {
             log.error('inbound message could not be stored', { error: (e as Error).message })
             cb(smtpError(451, '4.3.0 Temporary storage failure; try again later'))

@@ -1,5 +1,6 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../db'
+import { listOf, prepared, rowInserter, setTo } from '../db/prepared'
 import { emails, threadMessages, threads } from '../db/tables'
 import type { Ids } from '../lib/ids'
 
@@ -13,6 +14,32 @@ export interface Threading {
   subject: string
 }
 
+// Every received message runs these: prepared once, not built by drizzle each time.
+const threadHolding = prepared((q) =>
+  q
+    .select({ threadId: threadMessages.threadId })
+    .from(threadMessages)
+    .where(and(eq(threadMessages.accountId, sql.placeholder('accountId')), inArray(threadMessages.messageId, listOf('refs'))))
+    .limit(1)
+    .prepare(),
+)
+const sentAmong = prepared((q) =>
+  q
+    .select({ id: emails.id, messageId: emails.messageId, subject: emails.subject, createdAt: emails.createdAt })
+    .from(emails)
+    .where(and(eq(emails.accountId, sql.placeholder('accountId')), inArray(emails.messageId, listOf('refs'))))
+    .prepare(),
+)
+const touchThread = prepared((q) =>
+  q
+    .update(threads)
+    .set({ lastMessageAt: setTo('at') })
+    .where(eq(threads.id, sql.placeholder('id')))
+    .prepare(),
+)
+const insertThread = rowInserter(threads)
+const insertThreadMessage = rowInserter(threadMessages, { target: [threadMessages.accountId, threadMessages.messageId, threadMessages.emailId] })
+
 /**
  * The thread a message joins: the one that already holds a message it refers to
  * (In-Reply-To, References, or its own Message-ID seen before), inbound or outbound;
@@ -21,39 +48,29 @@ export interface Threading {
 export async function resolveThread(tx: Tx, ids: Ids, accountId: string, m: Threading, at: string): Promise<string> {
   const refs = [...new Set([m.inReplyTo, ...m.references, m.messageId].filter((x): x is string => !!x))]
   if (refs.length) {
-    const [known] = await tx
-      .select({ threadId: threadMessages.threadId })
-      .from(threadMessages)
-      .where(and(eq(threadMessages.accountId, accountId), inArray(threadMessages.messageId, refs)))
-      .limit(1)
+    const [known] = await threadHolding(tx).all({ accountId, refs: JSON.stringify(refs) })
     if (known) {
-      await tx.update(threads).set({ lastMessageAt: at }).where(eq(threads.id, known.threadId))
+      await touchThread(tx).run({ id: known.threadId, at })
       return known.threadId
     }
-    const outbound = await tx
-      .select({ id: emails.id, messageId: emails.messageId, subject: emails.subject, createdAt: emails.createdAt })
-      .from(emails)
-      .where(and(eq(emails.accountId, accountId), inArray(emails.messageId, refs)))
+    const outbound = await sentAmong(tx).all({ accountId, refs: JSON.stringify(refs) })
     if (outbound.length) {
       outbound.sort((a, b) => a.createdAt.localeCompare(b.createdAt))
       const id = ids.uuid()
-      await tx.insert(threads).values({ id, accountId, subject: threadSubject(outbound[0].subject), lastMessageAt: at, createdAt: outbound[0].createdAt })
+      await insertThread(tx, [{ id, accountId, subject: threadSubject(outbound[0].subject), lastMessageAt: at, createdAt: outbound[0].createdAt }])
       for (const o of outbound) {
-        await tx.insert(threadMessages).values({ id: ids.uuid(), accountId, threadId: id, messageId: o.messageId, direction: 'outbound', emailId: o.id, createdAt: o.createdAt }).onConflictDoNothing()
+        await insertThreadMessage(tx, [{ id: ids.uuid(), accountId, threadId: id, messageId: o.messageId, direction: 'outbound', emailId: o.id, createdAt: o.createdAt }])
       }
       return id
     }
   }
   const id = ids.uuid()
-  await tx.insert(threads).values({ id, accountId, subject: threadSubject(m.subject), lastMessageAt: at, createdAt: at })
+  await insertThread(tx, [{ id, accountId, subject: threadSubject(m.subject), lastMessageAt: at, createdAt: at }])
   return id
 }
 
 /** Puts a message into a thread by its Message-ID (without brackets). */
 export async function addToThread(tx: Tx, ids: Ids, row: { accountId: string; threadId: string; messageId: string; direction: 'inbound' | 'outbound'; emailId: string; at: string }) {
-  await tx
-    .insert(threadMessages)
-    .values({ id: ids.uuid(), accountId: row.accountId, threadId: row.threadId, messageId: row.messageId, direction: row.direction, emailId: row.emailId, createdAt: row.at })
-    .onConflictDoNothing()
-  await tx.update(threads).set({ lastMessageAt: row.at }).where(eq(threads.id, row.threadId))
+  await insertThreadMessage(tx, [{ id: ids.uuid(), accountId: row.accountId, threadId: row.threadId, messageId: row.messageId, direction: row.direction, emailId: row.emailId, createdAt: row.at }])
+  await touchThread(tx).run({ id: row.threadId, at: row.at })
 }
