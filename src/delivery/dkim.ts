@@ -1,28 +1,49 @@
-import { existsSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
-import { dirname, join } from 'node:path'
 import { createHash, createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto'
 import { domainToASCII } from 'node:url'
+import { systemLibcrypto } from './libcrypto'
 import type { DomainRow } from './types'
 
+/** How a message's signature is made: the system's libcrypto when it loads (see libcrypto.ts), else node:crypto. */
+export type SigningLibrary = 'libcrypto' | 'node:crypto'
+
+/** A parsed private key that signs (RSASSA-PKCS1-v1_5 over SHA-256). */
+interface Signer {
+  sign(data: Buffer): Buffer
+  free?(): void
+}
+
 /**
- * Parsed DKIM keys, one per domain and selector. Parsing a PEM costs more than the
- * signature itself under Bun, so each key is parsed once and reused; the PEM is kept
+ * Parsed DKIM keys, one per domain, selector and library. Parsing a PEM costs more
+ * than the signature itself, so each key is parsed once and reused; the PEM is kept
  * beside it so a rotated key is noticed. Bounded: the oldest entry leaves first.
  */
 const MAX_KEYS = 1000
-const keys = new Map<string, { pem: string; key: KeyObject }>()
+const keys = new Map<string, { pem: string; signer: Signer }>()
 
-export function dkimKey(domainId: string, selector: string, pem: string): KeyObject {
-  const id = `${domainId}:${selector}`
-  const hit = keys.get(id)
-  if (hit && hit.pem === pem) return hit.key
-  const key = createPrivateKey({ key: pem, format: 'pem' })
-  keys.delete(id)
-  keys.set(id, { pem, key })
-  if (keys.size > MAX_KEYS) keys.delete(keys.keys().next().value!)
-  return key
+/** The library this thread signs with. */
+export function signingLibrary(): SigningLibrary {
+  return systemLibcrypto() ? 'libcrypto' : 'node:crypto'
 }
+
+function dkimKey(domainId: string, selector: string, pem: string, library: SigningLibrary): Signer {
+  const id = `${library}:${domainId}:${selector}`
+  const hit = keys.get(id)
+  if (hit && hit.pem === pem) return hit.signer
+  // A key libcrypto cannot read as RSA goes to node:crypto, which signs it or says why it cannot.
+  const native = library === 'libcrypto' ? systemLibcrypto()?.rsaKey(pem) : null
+  const signer: Signer = native ?? nodeSigner(createPrivateKey({ key: pem, format: 'pem' }))
+  hit?.signer.free?.()
+  keys.delete(id)
+  keys.set(id, { pem, signer })
+  if (keys.size > MAX_KEYS) {
+    const [oldest, entry] = keys.entries().next().value!
+    keys.delete(oldest)
+    entry.signer.free?.()
+  }
+  return signer
+}
+
+const nodeSigner = (key: KeyObject): Signer => ({ sign: (data) => cryptoSign('sha256', data, key) })
 
 /** Header fields we sign (nodemailer's RFC list plus the one-click unsubscribe field). */
 const SIGNED_FIELD_NAMES = (
@@ -42,10 +63,10 @@ export type SigningDomain = Pick<DomainRow, 'id' | 'name' | 'dkimSelector' | 'dk
  * event-loop hops cost more than the canonicalization itself and held each
  * signature up behind every other message in flight.
  */
-export async function dkimSignHere(raw: Buffer, domain: SigningDomain): Promise<Buffer> {
-  let privateKey: KeyObject
+export async function dkimSignHere(raw: Buffer, domain: SigningDomain, library = signingLibrary()): Promise<Buffer> {
+  let privateKey: Signer
   try {
-    privateKey = dkimKey(domain.id, domain.dkimSelector, domain.dkimPrivateKey)
+    privateKey = dkimKey(domain.id, domain.dkimSelector, domain.dkimPrivateKey, library)
   } catch (e) {
     throw new DkimSignError(`the DKIM private key of ${domain.name} cannot be read: ${(e as Error).message}`)
   }
@@ -65,7 +86,7 @@ export async function dkimSignHere(raw: Buffer, domain: SigningDomain): Promise<
   const canonical = fields.map((f) => `${f.name}:${f.value}\r\n`).join('') + `dkim-signature:${relaxedValue(unsigned.slice(unsigned.indexOf(':') + 1))}`
   let signature: string
   try {
-    signature = cryptoSign('sha256', Buffer.from(canonical, 'latin1'), privateKey).toString('base64')
+    signature = privateKey.sign(Buffer.from(canonical, 'latin1')).toString('base64')
   } catch (e) {
     throw new DkimSignError(`the message could not be DKIM-signed for ${domain.name}: ${(e as Error).message}`)
   }
@@ -105,122 +126,4 @@ function relaxedBody(body: Buffer): string {
   const lines = body.toString('latin1').split(/\r?\n/).map((l) => l.replace(/[ \t]+/g, ' ').replace(/ $/, ''))
   while (lines.length && lines[lines.length - 1] === '') lines.pop()
   return lines.length ? `${lines.join('\r\n')}\r\n` : ''
-}
-
-interface Job {
-  resolve(b: Buffer): void
-  reject(e: Error): void
-  raw: Buffer
-  domain: SigningDomain
-}
-
-/**
- * RSA signatures are most of the CPU a signed message costs (about 0.6 ms each under
- * Bun), so they run on worker threads and the main thread keeps the database and the
- * sockets. A pool that cannot start (for instance a build without the worker file)
- * falls back to signing here, so signing never stops.
- */
-class SignerPool {
-  private workers: { w: Worker; busy: number }[] = []
-  private jobs = new Map<number, Job>()
-  private seq = 0
-  private broken = false
-
-  constructor(private readonly size: number) {}
-
-  sign(raw: Buffer, domain: SigningDomain): Promise<Buffer> {
-    if (this.broken || this.size < 1) return dkimSignHere(raw, domain)
-    if (!this.workers.length && !this.start()) return dkimSignHere(raw, domain)
-    const id = ++this.seq
-    const slot = this.workers.reduce((a, b) => (b.busy < a.busy ? b : a))
-    slot.busy++
-    return new Promise<Buffer>((resolve, reject) => {
-      this.jobs.set(id, {
-        raw,
-        domain,
-        resolve: (b) => {
-          slot.busy--
-          resolve(b)
-        },
-        reject: (e) => {
-          slot.busy--
-          reject(e)
-        },
-      })
-      const d = { id: domain.id, name: domain.name, dkimSelector: domain.dkimSelector, dkimPrivateKey: domain.dkimPrivateKey }
-      slot.w.postMessage({ id, raw, domain: d })
-    })
-  }
-
-  private start(): boolean {
-    const entry = workerEntry()
-    if (!entry) {
-      this.broken = true
-      return false
-    }
-    try {
-      for (let i = 0; i < this.size; i++) {
-        const w = new Worker(entry)
-        w.unref()
-        w.onmessage = (e: MessageEvent<{ id: number; signed?: Uint8Array; error?: string; keyError?: boolean }>) => {
-          const job = this.jobs.get(e.data.id)
-          if (!job) return
-          this.jobs.delete(e.data.id)
-          if (e.data.signed) job.resolve(Buffer.from(e.data.signed.buffer, e.data.signed.byteOffset, e.data.signed.byteLength))
-          else job.reject(new DkimSignError(e.data.error ?? 'signing failed'))
-        }
-        w.onerror = () => this.fail()
-        this.workers.push({ w, busy: 0 })
-      }
-      return true
-    } catch {
-      this.fail()
-      return false
-    }
-  }
-
-  /** Signing threads at work (0: signing on the main thread). */
-  get threads() {
-    return this.broken ? 0 : this.workers.length
-  }
-
-  /** A worker died or never started: sign everything here from now on, including what was waiting. */
-  private fail() {
-    if (this.broken) return
-    this.broken = true
-    for (const { w } of this.workers) w.terminate()
-    this.workers = []
-    const waiting = [...this.jobs.values()]
-    this.jobs.clear()
-    for (const j of waiting) dkimSignHere(j.raw, j.domain).then(j.resolve, j.reject)
-  }
-}
-
-/**
- * Where the signing thread's code is: beside this file when running from source; in a
- * compiled binary, at `delivery/sign-worker.js` inside it, present only when the build
- * lists src/delivery/sign-worker.ts as a second entrypoint. Null: sign on the main thread.
- */
-function workerEntry(): string | null {
-  if (!import.meta.path.includes('$bunfs')) return new URL('./sign-worker.ts', import.meta.url).href
-  const compiled = join(dirname(import.meta.path), 'delivery', 'sign-worker.js')
-  return existsSync(compiled) ? compiled : null
-}
-
-let pool: SignerPool | null = null
-
-/** Threads used for DKIM signatures (0 signs on the main thread); set before the first signature. */
-export function configureSigning(threads: number) {
-  pool = new SignerPool(threads)
-}
-
-/** Prepends a DKIM-Signature made with the domain's active key, on a signing thread when there is one. */
-export function dkimSign(raw: Buffer, domain: SigningDomain): Promise<Buffer> {
-  pool ??= new SignerPool(Math.max(1, Math.min(4, availableParallelism() - 1)))
-  return pool.sign(raw, domain)
-}
-
-/** Signing threads at work (0 when signatures are made on the main thread); for status pages and benchmarks. */
-export function signingThreads(): number {
-  return pool?.threads ?? 0
 }

@@ -1,7 +1,8 @@
 import MailComposer from 'nodemailer/lib/mail-composer'
 import type { Config } from '../config'
 import { bareAddress } from '../emails/address'
-import { dkimSign } from './dkim'
+import { composeOffThread } from './compose-pool'
+import { dkimSignHere } from './dkim'
 import type { AttachmentRow, DomainRow, EmailRow } from './types'
 import { unsubscribeToken, unsubscribeUrl } from './unsubscribe'
 import { trackHtml, trackingFor } from '../tracking/links'
@@ -10,7 +11,7 @@ export interface ComposeInput {
   email: EmailRow
   attachments: AttachmentRow[]
   domain: DomainRow | null
-  config: Config
+  config: Pick<Config, 'hostname' | 'baseUrl'>
   /** The recipient this copy is for (its List-Unsubscribe token); defaults to the first To address. */
   recipient?: string
   /**
@@ -53,9 +54,18 @@ const listMail = (email: Pick<EmailRow, 'topicId' | 'broadcastId'>) => !!email.t
 
 /**
  * The exact RFC 5322 message we send (or show): built by nodemailer's MailComposer,
- * DKIM-signed with the domain's key when a domain is given. Never a Bcc header.
+ * DKIM-signed with the domain's key when a domain is given (then composed and signed
+ * on a composing thread, see compose-pool.ts). Never a Bcc header.
  */
-export async function composeMessage(input: ComposeInput): Promise<Buffer> {
+export function composeMessage(input: ComposeInput): Promise<Buffer> {
+  if (!input.domain) return composeHere(input)
+  // Only what composition reads is cloned to the thread, not the whole configuration.
+  const { hostname, baseUrl } = input.config
+  return composeOffThread({ ...input, config: { hostname, baseUrl } })
+}
+
+/** composeMessage on this thread. */
+export async function composeHere(input: ComposeInput): Promise<Buffer> {
   const { email, attachments, domain, config } = input
   const headers: { key: string; value: string; prepared?: boolean }[] = []
   for (const [key, value] of Object.entries(email.headers ?? {})) {
@@ -95,7 +105,7 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     newline: 'win',
   })
   const raw = await composer.compile().build()
-  return domain ? dkimSign(raw, domain) : raw
+  return domain ? dkimSignHere(raw, domain) : raw
 }
 
 /** The HTML part with click and open tracking applied when the email asks for it and the domain's tracking host verified. */

@@ -50,14 +50,16 @@ const settleAttempted = prepared((q) =>
 const insertAttempts = rowInserter(deliveryAttempts)
 
 /**
- * Group commit for outcomes: while one transaction is being written, the next
- * outcomes gather, and all of them go in the following one. Each update checks that
+ * Group commit for outcomes: outcomes gather until `kickAt` of them wait (or for
+ * `lingerMs` at most) and go in one transaction, which does not wait for the one
+ * before it to commit: the database's own group commit takes both. Each update checks that
  * this worker still holds the row's lease; a row whose lease was lost is left to
  * its new owner.
  */
 export class Recorder {
   private pending: { o: Outcome; done: (e?: unknown) => void }[] = []
-  private flushing: Promise<void> | null = null
+  /** Transactions being written (several at once join the database's open group commit instead of queueing behind it). */
+  private flushing = new Set<Promise<void>>()
   private timer: ReturnType<typeof setTimeout> | null = null
   /** Set by idle(): write what is pending without waiting for more. */
   private urgent = false
@@ -68,6 +70,11 @@ export class Recorder {
     private readonly ids: Ids,
     private readonly log: Logger,
     private readonly owner: string,
+    /**
+     * Outcomes that start a transaction at once: the worker holds a transport slot per
+     * outcome until it commits, so waiting for many would idle the transport.
+     */
+    private readonly kickAt = 500,
     /** How long an outcome waits for company before its transaction is written. */
     private readonly lingerMs = 20,
     private readonly maxBatch = 500,
@@ -76,8 +83,7 @@ export class Recorder {
   record(o: Outcome): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ o, done: (e) => (e ? reject(e) : resolve()) })
-      if (this.pending.length >= this.maxBatch) this.kick()
-      else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), this.lingerMs)
+      this.schedule()
     })
   }
 
@@ -85,45 +91,49 @@ export class Recorder {
   async idle() {
     this.urgent = true
     try {
-      while (this.flushing || this.pending.length) {
+      while (this.flushing.size || this.pending.length) {
         this.kick()
-        await this.flushing
+        await Promise.all(this.flushing)
       }
     } finally {
       this.urgent = false
     }
   }
 
+  /** A transaction now when enough outcomes wait (or someone waits for all), even while others are being written; else after the linger. */
+  private schedule() {
+    if (!this.pending.length) return
+    if (this.urgent || this.pending.length >= this.kickAt) this.kick()
+    else this.timer ??= setTimeout(() => this.kick(), this.lingerMs)
+  }
+
   private kick() {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
-    if (this.flushing || !this.pending.length) return
-    this.flushing = this.drain().finally(() => {
-      this.flushing = null
-      // Outcomes that came in after the last batch was taken.
-      if (this.pending.length && !this.timer) this.timer = setTimeout(() => this.kick(), this.urgent ? 0 : this.lingerMs)
+    if (!this.pending.length) return
+    const flush: Promise<void> = this.drain().finally(() => {
+      this.flushing.delete(flush)
+      // Outcomes that came in while the last batch was written.
+      this.schedule()
     })
+    this.flushing.add(flush)
   }
 
   private async drain() {
-    while (this.pending.length) {
-      const batch = this.pending.splice(0, this.maxBatch)
-      let error: unknown
-      for (let attempt = 0; attempt < 5; attempt++) {
-        try {
-          await this.db.write((tx) => this.apply(tx, batch.map((b) => b.o)))
-          error = undefined
-          break
-        } catch (e) {
-          error = e
-          await Bun.sleep(50 * 2 ** attempt)
-        }
+    const batch = this.pending.splice(0, this.maxBatch)
+    let error: unknown
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await this.db.write((tx) => this.apply(tx, batch.map((b) => b.o)))
+        error = undefined
+        break
+      } catch (e) {
+        error = e
+        await Bun.sleep(50 * 2 ** attempt)
       }
-      if (error) this.log.error('delivery outcomes could not be recorded; their rows will be retried when the lease expires', { error: (error as Error).message, rows: batch.length })
-      for (const b of batch) b.done(error)
-      // Let the next transaction gather company too, unless someone waits for it.
-      if (!this.urgent && this.pending.length && this.pending.length < this.maxBatch / 4) await Bun.sleep(this.lingerMs)
     }
+    if (error) this.log.error('delivery outcomes could not be recorded; their rows will be retried when the lease expires', { error: (error as Error).message, rows: batch.length })
+    for (const b of batch) b.done(error)
   }
 
   private async apply(tx: Tx, outcomes: Outcome[]) {

@@ -1,15 +1,12 @@
-// A DKIM signing thread (see SignerPool in dkim.ts): takes an unsigned message and
-// the domain's key, answers with the signed message. Keys are parsed once per thread.
-import { dkimSignHere, DkimSignError, type SigningDomain } from './dkim'
+// A composing thread (see compose-pool.ts): takes a message's rows and answers with
+// the composed, DKIM-signed message. Keys are parsed once per thread.
+import { serveThread } from '../lib/thread-pool'
+import { composeHere, type ComposeInput } from './mime'
 
-declare const self: Worker
-
-self.onmessage = async (e: MessageEvent<{ id: number; raw: Uint8Array; domain: SigningDomain }>) => {
-  const { id, raw, domain } = e.data
-  try {
-    const signed = await dkimSignHere(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), domain)
-    self.postMessage({ id, signed })
-  } catch (err) {
-    self.postMessage({ id, error: (err as Error).message, keyError: err instanceof DkimSignError })
-  }
-}
+serveThread((input: ComposeInput) =>
+  composeHere({
+    ...input,
+    // Structured cloning turns Buffers into plain Uint8Arrays; MailComposer wants Buffers.
+    attachments: input.attachments.map((a) => ({ ...a, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength) })),
+  }),
+)

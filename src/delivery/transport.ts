@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { Readable } from 'node:stream'
 import nodemailer from 'nodemailer'
 import type { Config } from '../config'
 import { MxResolver } from './mx'
@@ -93,9 +94,26 @@ export function resultOf(err: SmtpError | null, info: { response?: string } | nu
 
 type Mailer = ReturnType<typeof nodemailer.createTransport>
 
+/** What nodemailer's SMTP pool reads of a message (smtp-pool/index.js, pool-resource.js). */
+interface PoolMessage {
+  data: { signal?: AbortSignal }
+  message: { getEnvelope(): { from: string; to: string[] }; messageId(): string; getHeader(name: string): string; createReadStream(): Readable }
+}
+type Pool = { send(mail: PoolMessage, callback: (err: Error | null, info: unknown) => void): void }
+
+/**
+ * One message through a nodemailer pool, handed to the pool directly: sendMail runs even
+ * a raw message through MailComposer's stream pipeline, which cost 0.15-0.26 ms of CPU a
+ * message against 0.06-0.09 ms this way, on the thread the database shares. A fresh
+ * stream per try keeps the pool's requeue of a message no byte of which was sent.
+ */
 function sendVia(mailer: Mailer, job: SendJob, host: string, destination: string): Promise<SendResult> {
+  const mail: PoolMessage = {
+    data: { signal: job.signal },
+    message: { getEnvelope: () => ({ from: job.from, to: [job.to] }), messageId: () => '', getHeader: () => '', createReadStream: () => Readable.from([job.raw]) },
+  }
   return new Promise((resolve) => {
-    mailer.sendMail({ envelope: { from: job.from, to: [job.to] }, raw: job.raw, signal: job.signal } as never, (err: Error | null, info: unknown) => {
+    ;(mailer.transporter as unknown as Pool).send(mail, (err, info) => {
       resolve(resultOf(err as SmtpError | null, info as { response?: string } | null, host, destination))
     })
   })

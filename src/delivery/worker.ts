@@ -120,6 +120,12 @@ export class DeliveryWorker extends BackgroundLoop {
   private readonly leaseMs: number
   private readonly pollMs: number
   private readonly slots: Slots
+  /**
+   * Messages handed to the transport whose outcome is not committed yet: twice the
+   * concurrency, so the transport stays busy while one set waits for its commit, and
+   * the most a kill -9 can send twice.
+   */
+  private readonly unrecorded: Slots
   /** Rows this worker holds a lease on and has not recorded yet. */
   private readonly held = new Map<string, { priority: number; trips: number }>()
   private heartbeat: ReturnType<typeof setInterval> | null = null
@@ -135,12 +141,14 @@ export class DeliveryWorker extends BackgroundLoop {
     this.id = opts.id ?? `${INSTANCE_ID}:${root.ids.uuid()}`
     this.transport = opts.transport ?? createTransport(root.config, opts.transportOptions)
     this.breaker = new CircuitBreaker(this.transport.breakerThreshold, opts.breakerBaseMs, opts.breakerMaxMs)
-    this.recorder = new Recorder(root.db, root.ids, root.log, this.id)
     this.concurrency = opts.concurrency ?? root.config.deliveryConcurrency
+    // A transaction as soon as a quarter of the concurrency waits for its commit.
+    this.recorder = new Recorder(root.db, root.ids, root.log, this.id, Math.max(1, this.concurrency >> 2))
     this.batchSize = opts.batchSize ?? Math.max(50, this.concurrency * 2)
     this.leaseMs = opts.leaseMs ?? 5 * 60_000
     this.pollMs = opts.pollMs ?? 200
     this.slots = new Slots(this.concurrency)
+    this.unrecorded = new Slots(this.concurrency * 2)
   }
 
   /** Started (start()), the loop polls for due rows and keeps the transport busy. */
@@ -292,22 +300,26 @@ export class DeliveryWorker extends BackgroundLoop {
       rows.map(async (row) => {
         let outcome: Outcome | null = null
         // Built and signed before a transport slot is taken: the slots bound the transport, and
-        // messages holding slots while they wait for the signing threads would leave it idle.
+        // messages holding slots while they wait for the composing thread would leave it idle.
         const built = await this.build(batch, row).catch((e) => this.failed(row, this.root.clock.now(), `internal error: ${(e as Error).message}`))
-        await this.slots.take()
+        // Held until the outcome is committed: a kill -9 can then re-send (after the restart) at
+        // most twice the concurrency of messages a mail server accepted and we had not recorded.
+        await this.unrecorded.take()
         try {
-          // Not started when stop() came: its lease is handed back by stop().
-          if (!this.stopping.signal.aborted) outcome = await this.deliver(row, built)
-        } catch (e) {
-          outcome = this.failed(row, this.root.clock.now(), `internal error: ${(e as Error).message}`)
-        } finally {
-          // The slot bounds the transport, not the commit: the next message goes while this one is recorded.
-          this.slots.give()
-          this.sent(row)
-        }
-        try {
+          await this.slots.take()
+          try {
+            // Not started when stop() came: its lease is handed back by stop().
+            if (!this.stopping.signal.aborted) outcome = await this.deliver(row, built)
+          } catch (e) {
+            outcome = this.failed(row, this.root.clock.now(), `internal error: ${(e as Error).message}`)
+          } finally {
+            // The slot bounds the transport, not the commit: the next message goes while this one is recorded.
+            this.slots.give()
+            this.sent(row)
+          }
           if (outcome) await this.recorder.record(outcome).catch(() => {})
         } finally {
+          this.unrecorded.give()
           this.forget([row])
         }
       }),

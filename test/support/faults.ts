@@ -211,8 +211,8 @@ export function exactlyOnceAtTheBoundary(opts: {
     if (opts.recordedBeforeKill.has(ids[0]!)) problems.push(`${s}: recorded as delivered before the kill, then sent again`)
   }
   for (const s of seen.keys()) if (!opts.expected.includes(s)) problems.push(`${s}: not expected`)
-  // The worker holds at most eight times its concurrency of rows between claim and record.
-  if (duplicates.length > DELIVERY_CONCURRENCY * 8) problems.push(`${duplicates.length} duplicates, more than the worker can hold unrecorded`)
+  // The worker hands the transport at most twice its concurrency of messages whose outcome is not committed.
+  if (duplicates.length > DELIVERY_CONCURRENCY * 2) problems.push(`${duplicates.length} duplicates, more than the messages the worker can have sent and not recorded`)
   return { duplicates, problems }
 }
 
