@@ -48,21 +48,28 @@ const suppressedAmong = prepared((q) =>
     .where(and(eq(suppressions.accountId, sql.placeholder('accountId')), inArray(suppressions.email, listOf('emails'))))
     .prepare(),
 )
-const keyById = prepared((q) => q.select().from(apiKeys).where(eq(apiKeys.id, sql.placeholder('id'))).prepare())
-const budgetUsed = prepared((q) =>
+/** The usage row of one account period, or null. */
+const sentIn = (period: string) =>
+  sql<number | null>`(select ${accountUsage.sent} from ${accountUsage} where ${accountUsage.accountId} = ${sql.placeholder('accountId')} and ${accountUsage.period} = ${sql.placeholder(period)})`
+/**
+ * Everything the ledger counts, in one statement: the key row (none for a
+ * session), the key's use in its own budget period (whichever of the four the
+ * key has), and the account's day, month and plan cycle.
+ */
+const ledgerRow = prepared((q) =>
   q
-    .select({ used: apiKeyBudgetUsage.used })
-    .from(apiKeyBudgetUsage)
-    .where(and(eq(apiKeyBudgetUsage.keyId, sql.placeholder('keyId')), eq(apiKeyBudgetUsage.periodStart, sql.placeholder('periodStart'))))
+    .select({
+      key: apiKeys,
+      budgetUsed: sql<number | null>`(select ${apiKeyBudgetUsage.used} from ${apiKeyBudgetUsage} where ${apiKeyBudgetUsage.keyId} = ${apiKeys.id} and ${apiKeyBudgetUsage.periodStart} = case ${apiKeys.period} when 'hourly' then ${sql.placeholder('hourly')} when 'daily' then ${sql.placeholder('daily')} when 'weekly' then ${sql.placeholder('weekly')} else ${sql.placeholder('monthly')} end)`,
+      day: sentIn('day'),
+      month: sentIn('month'),
+      plan: sentIn('plan'),
+    })
+    .from(sql`(select 1)`)
+    .leftJoin(apiKeys, eq(apiKeys.id, sql.placeholder('keyId')))
     .prepare(),
 )
-const accountSent = prepared((q) =>
-  q
-    .select()
-    .from(accountUsage)
-    .where(and(eq(accountUsage.accountId, sql.placeholder('accountId')), inArray(accountUsage.period, [sql.placeholder('day'), sql.placeholder('month'), sql.placeholder('plan')])))
-    .prepare(),
-)
+const PERIODS = ['hourly', 'daily', 'weekly', 'monthly'] as const
 const spendBudget = prepared((q) =>
   q
     .insert(apiKeyBudgetUsage)
@@ -204,26 +211,25 @@ export const dayKey = (now: number) => `day:${iso(now).slice(0, 10)}`
 export const monthKey = (now: number) => `month:${iso(now).slice(0, 7)}`
 
 export async function readLedger(exec: Executor, deps: Deps, actor: Actor, n: number, now: number, real = n): Promise<Ledger> {
-  const [key] = actor.keyId ? await keyById(exec).all({ id: actor.keyId }) : []
+  const plan = await readPlanTerms(exec, deps, actor.accountId, now)
+  // With billing off the plan's period matches no row.
+  const periods = [dayKey(now), monthKey(now), plan?.period ?? '']
+  const starts = Object.fromEntries(PERIODS.map((p) => [p, iso(periodBounds(p, now).start)]))
+  const [row] = await ledgerRow(exec).all({ keyId: actor.keyId, accountId: actor.accountId, ...starts, day: periods[0], month: periods[1], plan: periods[2] })
+  const key = row.key
   let budget: Ledger['budget'] = null
   if (key) {
     const { start, end } = periodBounds(key.period, now)
-    const [u] = await budgetUsed(exec).all({ keyId: key.id, periodStart: iso(start) })
-    budget = { ...count(key.budgetPerPeriod, u?.used ?? 0), period: key.period, period_start: iso(start), resets_at: iso(end) }
+    budget = { ...count(key.budgetPerPeriod, row.budgetUsed ?? 0), period: key.period, period_start: iso(start), resets_at: iso(end) }
   }
-  const plan = await readPlanTerms(exec, deps, actor.accountId, now)
-  // The plan's cycle is read in the same statement; with billing off its period matches no row.
-  const periods = [dayKey(now), monthKey(now), plan?.period ?? '']
-  const usage = await accountSent(exec).all({ accountId: actor.accountId, day: periods[0], month: periods[1], plan: periods[2] })
-  const used = (p: string) => usage.find((u) => u.period === p)?.sent ?? 0
   return {
     n,
-    key: key ?? null,
+    key,
     budget,
-    daily: { ...count(deps.config.dailyQuota, used(periods[0])), period: periods[0] },
-    monthly: { ...count(deps.config.monthlyQuota, used(periods[1])), period: periods[1] },
+    daily: { ...count(deps.config.dailyQuota, row.day ?? 0), period: periods[0] },
+    monthly: { ...count(deps.config.monthlyQuota, row.month ?? 0), period: periods[1] },
     real,
-    plan: plan && { ...plan, used: plan.plan ? used(periods[2]) : 0 },
+    plan: plan && { ...plan, used: plan.plan ? (row.plan ?? 0) : 0 },
   }
 }
 
