@@ -135,15 +135,27 @@ export const api = (base: string, method: string, path: string, body?: unknown) 
   fetch(base + path, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
 
 /** A wrk script that sends one transactional email to a simulator address per request; returns its path. */
-export function sendScript(dir: string) {
+/**
+ * wrk's script for `POST /emails` to a simulator address; with `tags`, each request
+ * carries one of them (`category:<value>`, drawn at random), so the emails a load
+ * run adds look like the ones already stored.
+ */
+export function sendScript(dir: string, tags: string[] = []) {
   const script = `${dir}/send.lua`
+  const body = (tag: string) =>
+    `{"from":"Bench <bench@bench.test>","to":"delivered@simulator.test","subject":"Bench","text":"${'Hello from the benchmark. '.repeat(8)}"${tag}}`
+  const request = tags.length
+    ? `local bodies = {${tags.map((t) => `'${body(`,"tags":[{"name":"category","value":"${t}"}]`)}'`).join(',')}}
+request = function() return wrk.format(nil, nil, nil, bodies[math.random(#bodies)]) end
+`
+    : `wrk.body = '${body('')}'
+`
   writeFileSync(
     script,
     `wrk.method = "POST"
 wrk.headers["Authorization"] = "Bearer ${KEY}"
 wrk.headers["Content-Type"] = "application/json"
-wrk.body = '{"from":"Bench <bench@bench.test>","to":"delivered@simulator.test","subject":"Bench","text":"${'Hello from the benchmark. '.repeat(8)}"}'
-`,
+${request}`,
   )
   return script
 }
