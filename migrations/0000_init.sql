@@ -198,6 +198,7 @@ CREATE TABLE `deliveries` (
 --> statement-breakpoint
 CREATE INDEX `deliveries_due` ON `deliveries` (`state`,`priority`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `deliveries_email` ON `deliveries` (`email_id`);--> statement-breakpoint
+CREATE INDEX `deliveries_account_recipient` ON `deliveries` (`account_id`,`recipient`,`email_id`);--> statement-breakpoint
 CREATE INDEX `deliveries_created` ON `deliveries` (`created_at`);--> statement-breakpoint
 CREATE TABLE `delivery_attempts` (
 	`id` text PRIMARY KEY NOT NULL,
@@ -241,6 +242,14 @@ CREATE INDEX `email_events_email` ON `email_events` (`email_id`,`id`);--> statem
 CREATE INDEX `email_events_account_type` ON `email_events` (`account_id`,`type`,`created_at`);--> statement-breakpoint
 CREATE INDEX `email_events_recipient` ON `email_events` (`account_id`,`recipient`,`type`,`created_at`);--> statement-breakpoint
 CREATE INDEX `email_events_type_time` ON `email_events` (`type`,`created_at`);--> statement-breakpoint
+CREATE TABLE `email_tags` (
+	`account_id` text NOT NULL,
+	`name` text NOT NULL,
+	`value` text NOT NULL,
+	`email_id` text NOT NULL,
+	PRIMARY KEY(`account_id`, `name`, `value`, `email_id`)
+);
+--> statement-breakpoint
 CREATE TABLE `emails` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -248,6 +257,7 @@ CREATE TABLE `emails` (
 	`domain_id` text,
 	`from` text NOT NULL,
 	`from_email` text NOT NULL,
+	`from_domain` text GENERATED ALWAYS AS (substr(from_email, instr(from_email, '@') + 1)) VIRTUAL,
 	`to` text NOT NULL,
 	`cc` text NOT NULL,
 	`bcc` text NOT NULL,
@@ -275,6 +285,8 @@ CREATE TABLE `emails` (
 --> statement-breakpoint
 CREATE INDEX `emails_account` ON `emails` (`account_id`,`id`);--> statement-breakpoint
 CREATE INDEX `emails_account_event` ON `emails` (`account_id`,`last_event`,`id`);--> statement-breakpoint
+CREATE INDEX `emails_account_from` ON `emails` (`account_id`,`from_email`,`id`);--> statement-breakpoint
+CREATE INDEX `emails_account_from_domain` ON `emails` (`account_id`,`from_domain`,`id`);--> statement-breakpoint
 CREATE INDEX `emails_message_id` ON `emails` (`message_id`);--> statement-breakpoint
 CREATE INDEX `emails_broadcast` ON `emails` (`broadcast_id`,`id`);--> statement-breakpoint
 CREATE TABLE `suppressions` (

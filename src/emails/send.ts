@@ -1,6 +1,6 @@
 import type { Tx } from '../db'
 import { rowInserter } from '../db/prepared'
-import { deliveries, emailAttachments, emails } from '../db/tables'
+import { deliveries, emailAttachments, emails, emailTags } from '../db/tables'
 import type { Deps } from '../deps'
 import { AppError } from '../errors/app-error'
 import type { Actor } from '../lib/actor'
@@ -41,6 +41,16 @@ interface Prepared {
 const insertEmails = rowInserter(emails)
 const insertAttachments = rowInserter(emailAttachments)
 const insertDeliveries = rowInserter(deliveries)
+const insertTags = rowInserter(emailTags)
+
+/** The email's rows of `email_tags`: each distinct `name:value`, and each distinct name with value ''. */
+function tagRows(accountId: string, emailId: string, tags: Draft['tags']) {
+  const keys = new Set(tags.flatMap((t) => [`${t.name}:`, `${t.name}:${t.value}`]))
+  return [...keys].map((k) => {
+    const i = k.indexOf(':')
+    return { accountId, name: k.slice(0, i), value: k.slice(i + 1), emailId }
+  })
+}
 
 /** Reports the key's rate window after a send spent from it, for the reply headers. */
 export type OnRate = (state: BucketState) => void
@@ -155,6 +165,7 @@ async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger:
       updatedAt: at,
     },
   ])
+  await insertTags(tx, tagRows(actor.accountId, id, draft.tags))
   await insertAttachments(
     tx,
     draft.attachments.map((a) => ({

@@ -89,6 +89,7 @@ export async function insertEmail(root: RootDeps, e: NewEmail): Promise<{ email:
     domainId: e.domain?.id ?? null,
     from: e.from ?? `Acme <${fromEmail}>`,
     fromEmail,
+    fromDomain: fromEmail.slice(fromEmail.indexOf('@') + 1),
     to: e.to,
     cc: e.cc ?? [],
     bcc: e.bcc ?? [],

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export type EmailEventType =
@@ -21,6 +22,8 @@ export const emails = sqliteTable(
     /** As given: `Name <a@b>` or `a@b`. */
     from: text('from').notNull(),
     fromEmail: text('from_email').notNull(),
+    /** The part of `from_email` after its `@`, computed by SQLite (so no writer can miss it), for the `from=@domain` filter's index. */
+    fromDomain: text('from_domain').generatedAlwaysAs(sql`substr(from_email, instr(from_email, '@') + 1)`, { mode: 'virtual' }),
     to: text('to', { mode: 'json' }).$type<string[]>().notNull(),
     cc: text('cc', { mode: 'json' }).$type<string[]>().notNull(),
     bcc: text('bcc', { mode: 'json' }).$type<string[]>().notNull(),
@@ -49,6 +52,9 @@ export const emails = sqliteTable(
   (t) => [
     index('emails_account').on(t.accountId, t.id),
     index('emails_account_event').on(t.accountId, t.lastEvent, t.id),
+    // The list's `from` filter, newest first from the index walk: an address, or (`@domain`) the part after its `@`.
+    index('emails_account_from').on(t.accountId, t.fromEmail, t.id),
+    index('emails_account_from_domain').on(t.accountId, t.fromDomain, t.id),
     index('emails_message_id').on(t.messageId),
     // A broadcast's emails: its fan-out, cancel, recipients listing and clicked links.
     index('emails_broadcast').on(t.broadcastId, t.id),
@@ -102,9 +108,28 @@ export const deliveries = sqliteTable(
   (t) => [
     index('deliveries_due').on(t.state, t.priority, t.nextAttemptAt),
     index('deliveries_email').on(t.emailId),
+    // The list's `to` filter: an address's emails, newest first from the index walk.
+    index('deliveries_account_recipient').on(t.accountId, t.recipient, t.emailId),
     // The trust checks' send rates over a recent window (src/trust/rates.ts): without it they read every delivery ever made.
     index('deliveries_created').on(t.createdAt),
   ],
+)
+
+/**
+ * The tags of each email, for the list's `tag` filter to walk an index instead of
+ * every email's JSON: a row per distinct `name:value`, and a row per distinct name
+ * with value '' (a real value is never empty) for the `name` form, so either form
+ * finds each email once, newest first. Written with the email, in its transaction.
+ */
+export const emailTags = sqliteTable(
+  'email_tags',
+  {
+    accountId: text('account_id').notNull(),
+    name: text('name').notNull(),
+    value: text('value').notNull(),
+    emailId: text('email_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.name, t.value, t.emailId] })],
 )
 
 /** Every delivery attempt with the remote server's reply, for /emails/{id}/explain. */
