@@ -150,11 +150,11 @@ export async function postfixRelay(n: number, bytes: number) {
  * each message written to its queue and fsynced before the 250, as Postfix does, then
  * relayed on to the sink. The rate is of acceptance (smtp-source's run), as Mailroom's is.
  */
-export async function postfixInbound(n: number, reuse: boolean) {
+export async function postfixInbound(n: number, reuse: boolean, sessions = 20) {
   const sink = await startSink()
   const pf = await startPostfix(sink.port)
   try {
-    const seconds = await smtpSource(pf.port, n, { bytes: 5120, reuse, from: 'sender@elsewhere.test', to: 'inbox@inbound.test' })
+    const seconds = await smtpSource(pf.port, n, { bytes: 5120, reuse, sessions, from: 'sender@elsewhere.test', to: 'inbox@inbound.test' })
     const deadline = Date.now() + 5 * 60_000
     while (pf.queued() > 0 && Date.now() < deadline) await Bun.sleep(100)
     return { perSecond: n / seconds, accepted: n, relayed: pf.relayed() }

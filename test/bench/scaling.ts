@@ -107,6 +107,10 @@ function seeder(dir: string, now: number) {
       select d.id, '${accountId}', keys.id, case when sim then null else doms.id end, 'hello@' || doms.name, 'hello@' || doms.name, json_array(rcpt), '[]', '[]', '[]', 'Hello', '${BODY}', '{}', tags.value,
         d.id || '@bench.local', 'transactional', sim, 0, 0, ${lastEvent}, ${iso('at')}, ${iso('at + last / 8')}
       from d join doms on doms.i = dom_i join keys on keys.i = key_i join tags on tags.i = k % ${TAGS.length} order by k desc`)
+    // The tag filter's index rows, as the send path writes them: each distinct name:value, and each distinct name with value ''.
+    db.exec(`insert into email_tags (account_id, name, value, email_id)
+      select distinct '${accountId}', json_extract(j.value, '$.name'), iif(w.whole, json_extract(j.value, '$.value'), ''), d.id
+      from d join tags on tags.i = d.k % ${TAGS.length}, json_each(tags.value) j, (select 1 as whole union all select 0 as whole) w`)
     db.exec(`insert into deliveries (id, email_id, account_id, recipient, recipient_domain, kind, state, priority, next_attempt_at, attempts, last_code, last_response, created_at, updated_at)
       select ${uuid('at', 'k * 64 + 33')}, id, '${accountId}', rcpt, substr(rcpt, instr(rcpt, '@') + 1), 'to', iif(b, 'bounced', 'delivered'), 0, ${iso('at')}, 1, iif(b, 550, 250),
         iif(b, '550 5.1.1 unknown user', '250 2.0.0 ok'), ${iso('at')}, ${iso('at + 2000')}
