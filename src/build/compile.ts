@@ -12,8 +12,8 @@ export async function compile(outfile = join(root, 'dist/mailroom')): Promise<{ 
   mkdirSync(dirname(outfile), { recursive: true })
   const plugin = libsqlNativePlugin(root)
   const result = await Bun.build({
-    // The DKIM signing, inbound reading and checkpointing threads are entries of their own, so the binary carries them at delivery/sign-worker.js, inbound/read-worker.js and db/checkpoint-worker.js.
-    entrypoints: [join(root, 'src/index.ts'), join(root, 'src/delivery/sign-worker.ts'), join(root, 'src/inbound/read-worker.ts'), join(root, 'src/db/checkpoint-worker.ts')],
+    // The DKIM signing and inbound reading threads are entries of their own, so the binary carries them at delivery/sign-worker.js and inbound/read-worker.js.
+    entrypoints: [join(root, 'src/index.ts'), join(root, 'src/delivery/sign-worker.ts'), join(root, 'src/inbound/read-worker.ts')],
     compile: {
       outfile,
       // The binary is configured by its environment only (a .env beside it still loads, as with `npm start`);

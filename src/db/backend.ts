@@ -5,8 +5,6 @@ import { createTableRelationsHelpers, extractTablesRelationalConfig } from 'driz
 import { BaseSQLiteDatabase, SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
 import { drizzle as overRemote, type LibSQLDatabase } from 'drizzle-orm/libsql'
 import Libsql from 'libsql'
-import { open as openFile } from 'node:fs/promises'
-import { workerEntry } from '../lib/thread-pool'
 import * as tables from './tables'
 
 /** The query surface services use: the same drizzle API over either engine. */
@@ -132,127 +130,24 @@ function withStatementCache(db: Libsql.Database, isOpen: () => boolean, max = 10
 }
 
 /**
- * The WAL's fsync on a pool thread, so the event loop serves requests while the
- * disk works. In WAL mode a commit is durable once the WAL file is synced after
- * its commit frame; synchronous=FULL does exactly that inside COMMIT, on the
- * calling thread. NORMAL leaves out only that sync (it keeps the WAL header's on
- * a restart and both files' around a checkpoint), and this adds it back, after
- * COMMIT returns. The next transaction may begin meanwhile: the WAL only grows
- * until a checkpoint (which syncs it first), so its own sync covers this one
- * too, and nothing it writes (a claim that sends a row out) is reported done
- * before that sync.
- */
-async function syncWal(walPath: string) {
-  const file = await openFile(walPath, 'r')
-  try {
-    await file.sync()
-  } catch (e) {
-    // The commit is in the WAL but may not be on disk: its writers hear of it as a storage failure.
-    throw Object.assign(new Error(`the write-ahead log could not be synced: ${(e as Error).message}`), { code: 'SQLITE_IOERR_FSYNC', cause: e })
-  } finally {
-    await file.close()
-  }
-}
-
-/** What the checkpointing thread (checkpoint-worker.ts) is asked, and answers. */
-export type CheckpointRequest = { kind: 'checkpoint'; path: string } | { kind: 'close' }
-export type CheckpointReply = { log: number; checkpointed: number } | { error: string } | { closed: true }
-
-/** How often, at most, a checkpoint is asked for while commits keep coming. */
-const CHECKPOINT_EVERY_MS = 250
-
-/**
- * Checkpoints on a thread of their own. SQLite's automatic checkpoint runs inside
- * the COMMIT that takes the log past 1,000 pages: it copies them into the database
- * file and syncs both files, on the event loop, for tens of milliseconds on a busy
- * disk (a fifth of a send's time in all, and the worst latencies). Here the
- * writer's automatic checkpoints are off and this thread is asked after commits,
- * one checkpoint at a time; a thread that cannot start or fails hands the work
- * back to SQLite's own (`fallBack`).
- */
-class Checkpointer {
-  private worker?: Worker
-  private busy = false
-  private broken = false
-  private askedAt = performance.now()
-
-  constructor(
-    private readonly path: string,
-    private readonly entry: string,
-    private readonly fallBack: () => void,
-  ) {}
-
-  afterCommit() {
-    const now = performance.now()
-    if (this.busy || this.broken || now - this.askedAt < CHECKPOINT_EVERY_MS) return
-    this.askedAt = now
-    this.busy = true
-    try {
-      this.worker ??= this.start()
-      this.worker.postMessage({ kind: 'checkpoint', path: this.path } satisfies CheckpointRequest)
-    } catch {
-      this.fail()
-    }
-  }
-
-  private start() {
-    const w = new Worker(this.entry)
-    w.unref()
-    w.onmessage = (e: MessageEvent<CheckpointReply>) => {
-      if ('closed' in e.data) return w.terminate()
-      this.busy = false
-      if ('error' in e.data) this.fail()
-    }
-    w.onerror = () => this.fail()
-    return w
-  }
-
-  private fail() {
-    if (this.broken) return
-    this.broken = true
-    this.close()
-    this.fallBack()
-  }
-
-  /** The thread closes its connection, then is ended. */
-  close() {
-    this.worker?.postMessage({ kind: 'close' } satisfies CheckpointRequest)
-    this.worker = undefined
-  }
-}
-
-/**
  * A local file through libSQL's synchronous API: one connection writes, one reads
  * (WAL lets the reader see committed data while the writer holds a transaction).
  * Queries take microseconds, so running them on the event loop costs less than the
- * promise machinery an asynchronous client adds to each. A commit is durable
- * before it is reported done: synced by `syncWal` off the event loop, or, where
- * the file cannot be in WAL mode, by SQLite itself at synchronous=FULL.
+ * promise machinery an asynchronous client adds to each.
  */
 export function localBackend(path: string): Backend {
   const writer = new Libsql(path, { timeout: BUSY_TIMEOUT_MS } as never)
-  const mode = writer.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode?: string }
-  const wal = mode.journal_mode === 'wal'
-  writer.exec(`PRAGMA synchronous = ${wal ? 'NORMAL' : 'FULL'}`)
+  writer.exec('PRAGMA journal_mode = WAL')
+  writer.exec('PRAGMA synchronous = FULL')
   writer.exec(`PRAGMA busy_timeout = ${WRITER_BLOCK_MS}`)
-  const entry = wal ? workerEntry(import.meta.path, new URL('./checkpoint-worker.ts', import.meta.url), 'db/checkpoint-worker.js') : null
-  const checkpointer = entry ? new Checkpointer(path, entry, () => open && writer.exec('PRAGMA wal_autocheckpoint = 1000')) : null
-  if (checkpointer) writer.exec('PRAGMA wal_autocheckpoint = 0')
-  const committed = async () => {
-    checkpointer?.afterCommit()
-    if (wal) await syncWal(`${path}-wal`)
-  }
   const reader = new Libsql(path, { timeout: BUSY_TIMEOUT_MS } as never)
   let open = true
   const isOpen = () => open
   const txDb = overLocal(withStatementCache(writer, isOpen))
   const readDb = overLocal(withStatementCache(reader, isOpen))
-  /** A read's rows, or null for a write. */
   const run = (s: RawStatement) => {
     const stmt = writer.prepare(s.sql)
-    if (stmt.reader) return stmt.all(...(s.args ?? [])) as Row[]
-    stmt.run(...(s.args ?? []))
-    return null
+    return (stmt.reader ? stmt.all(...(s.args ?? [])) : (stmt.run(...(s.args ?? [])), [])) as Row[]
   }
   return {
     remote: false,
@@ -270,15 +165,11 @@ export function localBackend(path: string): Backend {
             if (writer.inTransaction) writer.exec('ROLLBACK')
             throw e
           }
-          if (commit) await committed()
         },
       }
     },
     async execute(s) {
-      const rows = await lockedWrite(() => run(s))
-      if (rows) return rows
-      await committed()
-      return []
+      return lockedWrite(() => run(s))
     },
     async batch(stmts) {
       await lockedWrite(() => writer.exec('BEGIN IMMEDIATE'))
@@ -289,11 +180,9 @@ export function localBackend(path: string): Backend {
         if (writer.inTransaction) writer.exec('ROLLBACK')
         throw e
       }
-      await committed()
     },
     close() {
       open = false
-      checkpointer?.close()
       writer.close()
       reader.close()
     },
