@@ -71,8 +71,8 @@ export class Recorder {
     private readonly log: Logger,
     private readonly owner: string,
     /**
-     * Outcomes that start a transaction at once: the worker holds a transport slot per
-     * outcome until it commits, so waiting for many would idle the transport.
+     * Outcomes that start a transaction at once: the worker lets only so many messages
+     * go out unrecorded (its `unrecorded` slots), so waiting for many would idle the transport.
      */
     private readonly kickAt = 500,
     /** How long an outcome waits for company before its transaction is written. */
