@@ -57,15 +57,17 @@ async function main() {
   dispatcher.start()
   // Inbound SMTP after the HTTP server; a port already taken leaves the API up and /status degraded.
   let smtp: InboundListener | undefined
-  try {
-    smtp = await startInbound(root)
-    runtime.smtp = () => smtp!.status()
-  } catch (e) {
-    const detail = `the SMTP listener could not start on ${config.smtpHost}:${config.smtpPort}: ${(e as Error).message}`
-    root.log.error('smtp listener did not start', { error: detail })
-    runtime.smtp = () => ({ status: 'failing', port: config.smtpPort, detail })
-  }
-  root.log.info('listening', { url: `http://localhost:${server.server?.port}`, base_url: config.baseUrl, database: redactUrl(config.databaseUrl) })
+  const smtpStarted = startInbound(root).then(
+    (listener) => {
+      smtp = listener
+      runtime.smtp = () => listener.status()
+    },
+    (e) => {
+      const detail = `the SMTP listener could not start on ${config.smtpHost}:${config.smtpPort}: ${(e as Error).message}`
+      root.log.error('smtp listener did not start', { error: detail })
+      runtime.smtp = () => ({ status: 'failing', port: config.smtpPort, detail })
+    },
+  )
 
   let stopping = false
   const stop = async (signal: string) => {
@@ -73,6 +75,8 @@ async function main() {
     stopping = true
     root.log.info('stopping', { signal })
     await server.server?.stop(false)
+    // A listener still starting is closed once it is up, so its port is never left held.
+    await smtpStarted
     // Sessions in progress finish (up to 5 s); a message accepted is already stored.
     await smtp?.close().catch((e) => root.log.error('smtp listener did not stop cleanly', { error: (e as Error).message }))
     scheduler.stop()
@@ -90,8 +94,11 @@ async function main() {
     root.db.close()
     process.exit(0)
   }
+  // In the same tick as listen: a SIGTERM once /health answers is a clean stop, never the default kill.
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
+  await smtpStarted
+  root.log.info('listening', { url: `http://localhost:${server.server?.port}`, base_url: config.baseUrl, database: redactUrl(config.databaseUrl) })
 }
 
 main().catch((e) => {

@@ -52,14 +52,14 @@ describe('the compiled binary', () => {
     const [, token] = await p.waitFor(/^API key: (mr_\S+)$/m, 5000)
 
     const first = await listKeys(url, token)
-    expect(first.status).toBe(200)
+    expect(first.status, p.report()).toBe(200)
     expect(first.body.data).toHaveLength(1)
     // Migrated: the database is in ./data beside the binary.
     expect(existsSync(join(appDir, 'data', 'mailroom.db'))).toBe(true)
 
-    expect(await p.stop()).toBe(0)
-    expect(p.stdout()).toBe(`API key: ${token}\n`)
-    expect(p.stderr()).not.toContain('"level":"error"')
+    expect(await p.stop(), p.report()).toBe(0)
+    expect(p.stdout(), p.report()).toBe(`API key: ${token}\n`)
+    expect(p.stderr(), p.report()).not.toContain('"level":"error"')
     expect(readdirSync(appDir).sort()).toEqual(['data', 'mailroom'])
 
     // Second start on the same folder: no key printed, the old one still works.
@@ -70,10 +70,10 @@ describe('the compiled binary', () => {
     await waitForStatus(`${url}/health`, 200, BOOT_MS)
     const warmMs = performance.now() - t1
     const again = await listKeys(url, token)
-    expect(again.status).toBe(200)
+    expect(again.status, p.report()).toBe(200)
     expect(again.body.data.map((k) => k.id)).toEqual(first.body.data.map((k) => k.id))
-    expect(await p.stop()).toBe(0)
-    expect(p.stdout()).toBe('')
+    expect(await p.stop(), p.report()).toBe(0)
+    expect(p.stdout(), p.report()).toBe('')
 
     console.log(
       `binary: ${(built.bytes / 1024 / 1024).toFixed(1)} MB, built in ${(built.millis / 1000).toFixed(1)} s; ` +

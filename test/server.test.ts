@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { freePort, killAll, listeningUrl, run, start, type Started } from '../src/build/process'
+import { freePort, killAll, listeningUrl, run, start, waitForStatus, type Started } from '../src/build/process'
 
 const ENTRY = resolve(import.meta.dir, '../src/index.ts')
 const BOOT_MS = 20_000
@@ -110,6 +110,19 @@ describe('the server process', () => {
     expect(await p.stop()).toBe(0)
     expect(p.stdout()).toBe('')
     expect(errorLines(p.stderr())).toEqual([])
+  }, 60_000)
+
+  // The HTTP port answers before the SMTP listener and the workers are up: a SIGTERM
+  // from a supervisor (or a test) in that window is a stop like any other, not a kill.
+  test('a SIGTERM the moment /health first answers stops it cleanly with exit 0', async () => {
+    for (let round = 0; round < 3; round++) {
+      const port = freePort()
+      const p = start([process.execPath, ENTRY], { cwd: tempDir(), env: envFor({ PORT: String(port) }) })
+      await waitForStatus(`http://127.0.0.1:${port}/health`, 200, BOOT_MS)
+      expect(await p.stop()).toBe(0)
+      expect(p.stderr()).toContain('"msg":"stopping"')
+      expect(errorLines(p.stderr())).toEqual([])
+    }
   }, 60_000)
 
   test('MAILROOM_BOOTSTRAP_KEY becomes the first key and nothing is printed', async () => {

@@ -14,6 +14,8 @@ export interface Started {
   /** Everything the process wrote so far. */
   stdout(): string
   stderr(): string
+  /** The command, its exit code and its output so far: the message of a failed expectation about it. */
+  report(): string
   /** Resolves with the first match in stdout or stderr; fails after `ms` or when the process ends first. */
   waitFor(re: RegExp, ms: number): Promise<RegExpMatchArray>
   /** SIGTERM, then waits up to `ms` for the exit code; SIGKILL and failure if it does not stop. */
@@ -63,6 +65,7 @@ export function start(cmd: string[], opts: ProcessOptions): Started {
     proc,
     stdout: () => out,
     stderr: () => err,
+    report: describe,
     async waitFor(re, ms) {
       const deadline = Date.now() + ms
       for (;;) {
