@@ -2,12 +2,14 @@
 // what is accepted is stored raw before the 250, parsed, authenticated and listed;
 // everything else is refused at RCPT TO and leaves nothing behind.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { eq, sql } from 'drizzle-orm'
 import { existsSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import { buildApp } from '../src/app'
 import { openRoot } from '../src/boot'
 import { inboundEmails, inboundRaw } from '../src/db/tables'
+import { processPending } from '../src/inbound/store'
 import type { InboundListener } from '../src/inbound/server'
 import { startDnsServer, type TestDnsServer } from './support/dns-server'
 import { expectError, harness, silentLog, type Harness } from './support/harness'
@@ -194,6 +196,29 @@ test('per-address limits: connections beyond the limit answer 421; messages beyo
 test('/status reports the listener with its port', async () => {
   const st = await h.call('GET', '/status')
   expect(st.body.checks.smtp_listener).toEqual({ status: 'ok', port: smtp.port })
+})
+
+// The fallback of `receive`: when the message's records cannot be written (here a
+// trigger makes SQLite refuse every inbound email row), the raw message is still
+// stored before the 250, left pending, and processed at the next start.
+test('records that cannot be written: the message is still stored raw before its 250, and processed at the next start', async () => {
+  await h.root.db.write((tx) => tx.run(sql.raw("CREATE TRIGGER refuse_inbound BEFORE INSERT ON inbound_emails BEGIN SELECT RAISE(ABORT, 'injected refusal'); END")))
+  let info
+  try {
+    info = await smtpClient(smtp.port).sendMail({ from: 'd@sender.test', to: 'fallback@inbox.test', subject: 'Fallback', text: 'kept anyway', messageId: '<fallback@sender.test>' })
+  } finally {
+    await h.root.db.write((tx) => tx.run(sql.raw('DROP TRIGGER refuse_inbound')))
+  }
+  expect(info.response).toMatch(/^250 /)
+  const rawId = info.response.match(/queued as (\S+)/)![1]
+  const stateOf = async () => (await h.root.db.q.select({ state: inboundRaw.state }).from(inboundRaw).where(eq(inboundRaw.id, rawId)))[0]?.state
+  expect(await stateOf()).toBe('pending')
+  expect((await h.call('GET', '/emails/receiving', { query: { to: 'fallback@inbox.test' } })).body.data).toEqual([])
+
+  expect(await processPending(h.root)).toBe(1)
+  expect(await stateOf()).toBe('processed')
+  const listed = (await h.call('GET', '/emails/receiving', { query: { to: 'fallback@inbox.test' } })).body.data
+  expect(listed.map((e: { subject: string; message_id: string }) => [e.subject, e.message_id])).toEqual([['Fallback', '<fallback@sender.test>']])
 })
 
 test('the raw message survives a restart: close the database, open it again, read it back', async () => {
