@@ -3,6 +3,7 @@ import type { Config } from '../config'
 import { bareAddress } from '../emails/address'
 import { composeOffThread } from './compose-pool'
 import { dkimSignHere } from './dkim'
+import { buildNow } from './mime-build'
 import type { AttachmentRow, DomainRow, EmailRow } from './types'
 import { unsubscribeToken, unsubscribeUrl } from './unsubscribe'
 import { trackHtml, trackingFor } from '../tracking/links'
@@ -104,7 +105,8 @@ export async function composeHere(input: ComposeInput): Promise<Buffer> {
     disableUrlAccess: true,
     newline: 'win',
   })
-  const raw = await composer.compile().build()
+  const node = composer.compile()
+  const raw = buildNow(node) ?? (await node.build())
   return domain ? dkimSignHere(raw, domain) : raw
 }
 

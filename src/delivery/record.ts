@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Database, Tx } from '../db'
-import { prepared, rowInserter, setTo } from '../db/prepared'
+import { prepared, rowInserter } from '../db/prepared'
 import { deliveries, deliveryAttempts, suppressions, type EmailEventType } from '../db/tables'
 import { recordEvents, type NewEvent } from '../emails/events'
 import type { Ids } from '../lib/ids'
@@ -35,19 +35,34 @@ export interface Outcome {
   at: string
 }
 
-// An outcome's row update, with and without an attempt's reply; prepared once (see db/prepared.ts).
-const settleSet = { state: setTo('state'), attempts: setTo('attempts'), nextAttemptAt: setTo('nextAttemptAt'), leaseOwner: null, leaseUntil: null, updatedAt: setTo('at') }
-const ownedRow = and(eq(deliveries.id, sql.placeholder('id')), eq(deliveries.leaseOwner, sql.placeholder('owner')))
-const settle = prepared((q) => q.update(deliveries).set(settleSet).where(ownedRow).returning({ id: deliveries.id }).prepare())
-const settleAttempted = prepared((q) =>
+/**
+ * Every outcome of a batch settles its row in one statement: the rows' new values as
+ * one JSON array ([id, state, attempts, next_attempt_at, at, attempted, code,
+ * response] each), joined by id; only rows whose lease this worker still holds change,
+ * and their ids come back. A statement per row cost more in drizzle's placeholder
+ * filling and result mapping than in SQLite.
+ */
+const settleAll = prepared((q) =>
   q
     .update(deliveries)
-    .set({ ...settleSet, lastCode: setTo('lastCode'), lastResponse: setTo('lastResponse') })
-    .where(ownedRow)
+    .set({
+      state: sql`o.value ->> 1`,
+      attempts: sql`o.value ->> 2`,
+      nextAttemptAt: sql`o.value ->> 3`,
+      leaseOwner: null,
+      leaseUntil: null,
+      updatedAt: sql`o.value ->> 4`,
+      lastCode: sql`iif(o.value ->> 5, o.value ->> 6, ${deliveries.lastCode})`,
+      lastResponse: sql`iif(o.value ->> 5, o.value ->> 7, ${deliveries.lastResponse})`,
+    })
+    .from(sql`json_each(${sql.placeholder('rows')}) o`)
+    .where(and(sql`${deliveries.id} = o.value ->> 0`, eq(deliveries.leaseOwner, sql.placeholder('owner'))))
     .returning({ id: deliveries.id })
     .prepare(),
 )
 const insertAttempts = rowInserter(deliveryAttempts)
+/** Rows settled by one statement (a bound JSON text of about 250 bytes each). */
+const SETTLE_PER_STATEMENT = 500
 
 /**
  * Group commit for outcomes: outcomes gather until `kickAt` of them wait (or for
@@ -137,25 +152,26 @@ export class Recorder {
   }
 
   private async apply(tx: Tx, outcomes: Outcome[]) {
+    const values = outcomes.map((o) => {
+      const r = o.row
+      const last = o.attempt
+      const response = !last ? null : last.outcome === 'captured' ? '250 captured (MAILROOM_DELIVERY=capture)' : last.response === null ? null : truncate(last.response, 2000)
+      return [r.id, o.state, r.attempts + (o.countAttempt ? 1 : 0), o.nextAttemptAt ?? r.nextAttemptAt, o.at, last ? 1 : 0, last?.smtpCode ?? null, response]
+    })
+    const settled = new Set<string>()
+    for (let i = 0; i < values.length; i += SETTLE_PER_STATEMENT) {
+      for (const { id } of await settleAll(tx).all({ rows: JSON.stringify(values.slice(i, i + SETTLE_PER_STATEMENT)), owner: this.owner })) settled.add(id)
+    }
     const attempts: (typeof deliveryAttempts.$inferInsert)[] = []
     const events: NewEvent[] = []
     for (const o of outcomes) {
       const r = o.row
-      const last = o.attempt
-      const values = { id: r.id, owner: this.owner, state: o.state, attempts: r.attempts + (o.countAttempt ? 1 : 0), nextAttemptAt: o.nextAttemptAt ?? r.nextAttemptAt, at: o.at }
-      const updated = last
-        ? await settleAttempted(tx).all({
-            ...values,
-            lastCode: last.smtpCode,
-            lastResponse: last.outcome === 'captured' ? '250 captured (MAILROOM_DELIVERY=capture)' : last.response === null ? null : truncate(last.response, 2000),
-          })
-        : await settle(tx).all(values)
-      if (!updated.length) {
+      if (!settled.has(r.id)) {
         this.lostLeases++
         this.log.error('delivery lease lost before its outcome was recorded', { delivery_id: r.id, state: o.state })
         continue
       }
-      if (last) attempts.push({ id: this.ids.uuid(), deliveryId: r.id, emailId: r.emailId, ...last, worker: this.owner })
+      if (o.attempt) attempts.push({ id: this.ids.uuid(), deliveryId: r.id, emailId: r.emailId, ...o.attempt, worker: this.owner })
       for (const e of o.events) events.push({ accountId: r.accountId, emailId: r.emailId, type: e.type, recipient: r.recipient, data: e.data ?? {}, at: e.at })
       if (o.suppress) {
         const [made] = await tx

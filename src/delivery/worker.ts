@@ -142,8 +142,10 @@ export class DeliveryWorker extends BackgroundLoop {
     this.transport = opts.transport ?? createTransport(root.config, opts.transportOptions)
     this.breaker = new CircuitBreaker(this.transport.breakerThreshold, opts.breakerBaseMs, opts.breakerMaxMs)
     this.concurrency = opts.concurrency ?? root.config.deliveryConcurrency
-    // A transaction as soon as a quarter of the concurrency waits for its commit.
-    this.recorder = new Recorder(root.db, root.ids, root.log, this.id, Math.max(1, this.concurrency >> 2))
+    // A transaction as soon as half the concurrency waits for its commit: each COMMIT's fsync
+    // holds the event loop for milliseconds, so fewer, fuller ones; the other half of the
+    // unrecorded slots keeps the transport busy meanwhile.
+    this.recorder = new Recorder(root.db, root.ids, root.log, this.id, Math.max(1, this.concurrency >> 1))
     this.batchSize = opts.batchSize ?? Math.max(50, this.concurrency * 2)
     this.leaseMs = opts.leaseMs ?? 5 * 60_000
     this.pollMs = opts.pollMs ?? 200

@@ -24,6 +24,8 @@ import type { Draft } from './draft'
 
 export type DomainRow = typeof domains.$inferSelect
 type KeyRow = typeof apiKeys.$inferSelect
+/** What the ledger and the key's controls read of the key row. */
+type LedgerKey = Pick<KeyRow, 'id' | 'period' | 'budgetPerPeriod' | 'rateCeilingPerMinute' | 'loopGuard'>
 
 /** A check a send passed (or, in preflight, failed), kept with the email for /explain. */
 export interface CheckResult {
@@ -41,9 +43,10 @@ const sendingDomain = prepared((q) =>
     .limit(1)
     .prepare(),
 )
+/** The recipients on the suppression list, as one row (a JSON array of `[email, reason]`): a one-row read costs less than a list. */
 const suppressedAmong = prepared((q) =>
   q
-    .select({ email: suppressions.email, reason: suppressions.reason })
+    .select({ list: sql<string>`json_group_array(json_array(${suppressions.email}, ${suppressions.reason}))` })
     .from(suppressions)
     .where(and(eq(suppressions.accountId, sql.placeholder('accountId')), inArray(suppressions.email, listOf('emails'))))
     .prepare(),
@@ -59,7 +62,8 @@ const sentIn = (period: string) =>
 const ledgerRow = prepared((q) =>
   q
     .select({
-      key: apiKeys,
+      // Only the columns a send reads: the whole row would cost its conversion (and its JSON scopes) on every send.
+      key: { id: apiKeys.id, period: apiKeys.period, budgetPerPeriod: apiKeys.budgetPerPeriod, rateCeilingPerMinute: apiKeys.rateCeilingPerMinute, loopGuard: apiKeys.loopGuard },
       budgetUsed: sql<number | null>`(select ${apiKeyBudgetUsage.used} from ${apiKeyBudgetUsage} where ${apiKeyBudgetUsage.keyId} = ${apiKeys.id} and ${apiKeyBudgetUsage.periodStart} = case ${apiKeys.period} when 'hourly' then ${sql.placeholder('hourly')} when 'daily' then ${sql.placeholder('daily')} when 'weekly' then ${sql.placeholder('weekly')} else ${sql.placeholder('monthly')} end)`,
       day: sentIn('day'),
       month: sentIn('month'),
@@ -128,7 +132,7 @@ export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Pro
       checks.push({ name: 'domain_scope', passed: true, detail: actor.domainScope ? `key scoped to ${actor.domainScope}` : 'key has no domain scope' })
     }
     const onboarding = isOnboarding(deps.config, draft.from) ? await onboardingChecks(deps, actor, draft) : null
-    ;[domain = null] = onboarding ? [onboarding.domain] : await sendingDomain(deps.db.q).all({ accountId: actor.accountId, name: fromDomain })
+    domain = onboarding ? onboarding.domain : ((await sendingDomain(deps.db.q).get({ accountId: actor.accountId, name: fromDomain })) ?? null)
     if (onboarding) {
       findings.push(...onboarding.findings)
       checks.push(...onboarding.checks)
@@ -177,7 +181,8 @@ export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Pro
   checks.push({ name: 'recipient_blocklist', passed: listed.length === 0 })
 
   const addresses = draft.recipients.map((r) => r.address)
-  const suppressed = addresses.length ? await suppressedAmong(deps.db.q).all({ accountId: actor.accountId, emails: JSON.stringify(addresses) }) : []
+  const found = addresses.length ? await suppressedAmong(deps.db.q).get({ accountId: actor.accountId, emails: JSON.stringify(addresses) }) : undefined
+  const suppressed = found ? (JSON.parse(found.list) as [string, string][]).map(([email, reason]) => ({ email, reason })) : []
   for (const s of suppressed) {
     const r = draft.recipients.find((x) => x.address === s.email)!
     findings.push(errorFinding('suppressed_recipient', `The recipient ${s.email} is on this account's suppression list (${s.reason}).`, r.kind))
@@ -195,7 +200,7 @@ export interface Count {
 /** What spending `n` emails meets: the key's budget and the account's quotas, read in `exec`. */
 export interface Ledger {
   n: number
-  key: KeyRow | null
+  key: LedgerKey | null
   budget: (Count & { period: string; period_start: string; resets_at: string }) | null
   daily: Count & { period: string }
   monthly: Count & { period: string }
@@ -215,7 +220,7 @@ export async function readLedger(exec: Executor, deps: Deps, actor: Actor, n: nu
   // With billing off the plan's period matches no row.
   const periods = [dayKey(now), monthKey(now), plan?.period ?? '']
   const starts = Object.fromEntries(PERIODS.map((p) => [p, iso(periodBounds(p, now).start)]))
-  const [row] = await ledgerRow(exec).all({ keyId: actor.keyId, accountId: actor.accountId, ...starts, day: periods[0], month: periods[1], plan: periods[2] })
+  const row = (await ledgerRow(exec).get({ keyId: actor.keyId, accountId: actor.accountId, ...starts, day: periods[0], month: periods[1], plan: periods[2] }))!
   const key = row.key
   let budget: Ledger['budget'] = null
   if (key) {

@@ -1,6 +1,6 @@
-import { eq, sql } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import type { Tx } from '../db'
-import { prepared, rowInserter, setTo } from '../db/prepared'
+import { prepared, rowInserter } from '../db/prepared'
 import { emailEvents, emails, type EmailEventType } from '../db/tables'
 import type { Ids } from '../lib/ids'
 import { rollUp } from '../metrics/rollup'
@@ -16,11 +16,13 @@ export interface NewEvent {
 }
 
 const insertEvents = rowInserter(emailEvents)
-const setLastEvent = prepared((q) =>
+/** Each email's `last_event` and `updated_at` from a JSON array of [emailId, type, at]: one statement for a batch. */
+const setLastEvents = prepared((q) =>
   q
     .update(emails)
-    .set({ lastEvent: setTo('type'), updatedAt: setTo('at') })
-    .where(eq(emails.id, sql.placeholder('emailId')))
+    .set({ lastEvent: sql`j.value ->> 1`, updatedAt: sql`j.value ->> 2` })
+    .from(sql`json_each(${sql.placeholder('rows')}) j`)
+    .where(sql`${emails.id} = j.value ->> 0`)
     .prepare(),
 )
 
@@ -35,9 +37,9 @@ const EVENTS_PER_INSERT = 100
 export async function recordEvents(tx: Tx, ids: Ids, events: NewEvent[]) {
   await rollUp(tx, events)
   await insertOnly(tx, ids, events)
-  // Only an email's last event of the list decides its `last_event`: one update each.
+  // Only an email's last event of the list decides its `last_event`.
   const last = new Map(events.map((e) => [e.emailId, e]))
-  for (const e of last.values()) await setLastEvent(tx).run({ emailId: e.emailId, type: e.type, at: e.at })
+  if (last.size) await setLastEvents(tx).run({ rows: JSON.stringify([...last.values()].map((e) => [e.emailId, e.type, e.at])) })
 }
 
 export const recordEvent = (tx: Tx, ids: Ids, e: NewEvent) => recordEvents(tx, ids, [e])

@@ -5,6 +5,21 @@ export interface Ids {
   uuid(): string
 }
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+// Random bytes drawn a page at a time: a call per id cost more than the rest of the id (every send makes several).
+const pool = new Uint8Array(4096)
+let drawn = pool.length
+
+/** The offset in `pool` of `n` fresh random bytes, used once. */
+function randomBytes(n: number) {
+  if (drawn + n > pool.length) {
+    crypto.getRandomValues(pool)
+    drawn = 0
+  }
+  drawn += n
+  return drawn - n
+}
+
 /**
  * UUIDv7 from the injected clock, with a counter in the random bits so ids made
  * in the same millisecond still sort in creation order.
@@ -26,14 +41,11 @@ export function uuidV7(clock: Clock): Ids {
         seq = 0
       }
       lastMs = ms
-      const b = crypto.getRandomValues(new Uint8Array(16))
-      const hex = ms.toString(16).padStart(12, '0')
-      for (let i = 0; i < 6; i++) b[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16)
-      b[6] = 0x70 | (seq >> 8)
-      b[7] = seq & 0xff
-      b[8] = (b[8] & 0x3f) | 0x80
-      const h = Buffer.from(b).toString('hex')
-      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+      const t = ms.toString(16).padStart(12, '0')
+      const r = randomBytes(8)
+      const h = (i: number) => HEX[pool[r + i]]
+      // Version 7, the counter's 12 bits, then the variant's two bits over 62 random ones.
+      return `${t.slice(0, 8)}-${t.slice(8)}-7${HEX[seq >> 8][1]}${HEX[seq & 0xff]}-${HEX[(pool[r] & 0x3f) | 0x80]}${h(1)}-${h(2)}${h(3)}${h(4)}${h(5)}${h(6)}${h(7)}`
     },
   }
 }

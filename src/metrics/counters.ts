@@ -22,7 +22,9 @@ export type Rate = keyof typeof RATES
 export type Metric = Counter | Rate
 export const METRICS = [...COUNTERS, 'delivery_rate', 'open_rate', 'click_rate', 'bounce_rate', 'complaint_rate', 'unsubscribe_rate'] as const satisfies readonly Metric[]
 
-export const zeroCounts = (): Counts => Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Counts
+const ZERO = Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Counts
+// A copy of one object: every rollup row starts here, and building it from the list each time showed in profiles.
+export const zeroCounts = (): Counts => ({ ...ZERO })
 
 export function addCounts(into: Counts, from: Partial<Counts>) {
   for (const c of COUNTERS) into[c] += from[c] ?? 0
