@@ -4,6 +4,7 @@ import { deliveries, trustAppeals, trustChanges } from '../src/db/tables'
 import { systemActor } from '../src/lib/actor'
 import { DAY, HOUR, iso } from '../src/lib/clock'
 import { trustCommand } from '../src/trust/command'
+import { sendRates } from '../src/trust/rates'
 import { readStanding, writeChange, type Standing } from '../src/trust/standing'
 import { madeDraft } from './support/broadcasts'
 import { insertDomain } from './support/delivery-fixtures'
@@ -381,4 +382,27 @@ describe('sign-up and the operator’s command', () => {
       await h.close()
     }
   })
+})
+
+// The rates are read an hour at a time (the event loop let go between hours); the
+// hours must add up to the whole window exactly: nothing before `since`, nothing
+// counted twice at a boundary, and the hour still open included.
+test('send rates over a window of many hours count every send in it once, and none before it', async () => {
+  const h = await shop(await harness(CAPTURE))
+  const start = h.clock.now()
+  // Sends at 0, 1, ... 29 hours: one exactly on an hour boundary of the window, the last in its open hour.
+  for (let i = 0; i < 30; i++) {
+    h.clock.set(start + i * HOUR)
+    expect((await h.call('POST', '/emails', { body: mail(`c${i}@customer.test`) })).status).toBe(200)
+  }
+  const now = start + 29 * HOUR + 30 * 60_000
+  const since = iso(start + 5 * HOUR)
+  const [rates] = await sendRates(h.root.db.q, since, now, 'account')
+  const expected = (await h.root.db.q.select({ id: deliveries.id }).from(deliveries)).length - 5
+  expect(expected).toBe(25)
+  expect(rates).toMatchObject({ id: h.accountId, sent: 25 })
+  // The same through the old single read: one hour window past `now` gives one statement.
+  const [once] = await sendRates(h.root.db.q, since, Date.parse(since), 'account')
+  expect(once.sent).toBe(25)
+  await h.close()
 })

@@ -13,9 +13,10 @@ import { overThresholds, sendRates } from './rates'
  */
 export async function runKillSwitch(root: RootDeps) {
   const c = root.config.controls
-  const since = iso(root.clock.now() - c.killSwitchWindowMinutes * MINUTE)
+  const now = root.clock.now()
+  const since = iso(now - c.killSwitchWindowMinutes * MINUTE)
   const thresholds = { minSends: c.killSwitchMinSends, bouncePercent: c.killSwitchBouncePercent, complaintPercent: c.killSwitchComplaintPercent, invalidPercent: c.killSwitchInvalidPercent }
-  const judged = (await sendRates(root.db.q, since, 'key')).map((r) => ({ id: r.id, reasons: overThresholds(r, thresholds) })).filter((r) => r.reasons.length)
+  const judged = (await sendRates(root.db.q, since, now, 'key')).map((r) => ({ id: r.id, reasons: overThresholds(r, thresholds) })).filter((r) => r.reasons.length)
   if (!judged.length) return []
   const live = await root.db.q
     .select({ id: apiKeys.id })

@@ -25,8 +25,8 @@ export async function reviewStandings(root: RootDeps): Promise<Reviewed[]> {
   const t = thresholdsOf(root.config)
   const since = iso(now - root.config.trust.windowHours * HOUR)
   const q = root.db.q
-  const accountOver = new Map((await sendRates(q, since, 'account')).map((r) => [r.id, overThresholds(r, t)]).filter(([, x]) => x.length) as [string, string[]][])
-  const domainRates = (await sendRates(q, since, 'domain')).map((r) => ({ accountId: r.id.split('|')[0], domainId: r.id.split('|')[1], reasons: overThresholds(r, t) })).filter((r) => r.reasons.length)
+  const accountOver = new Map((await sendRates(q, since, now, 'account')).map((r) => [r.id, overThresholds(r, t)]).filter(([, x]) => x.length) as [string, string[]][])
+  const domainRates = (await sendRates(q, since, now, 'domain')).map((r) => ({ accountId: r.id.split('|')[0], domainId: r.id.split('|')[1], reasons: overThresholds(r, t) })).filter((r) => r.reasons.length)
   const names = domainRates.length ? await q.select({ id: domains.id, name: domains.name }).from(domains).where(inArray(domains.id, domainRates.map((r) => r.domainId))) : []
   const domainOver = new Map<string, Map<string, string[]>>()
   for (const r of domainRates) {

@@ -30,7 +30,7 @@ const round = (x: number) => Math.round(x * 100) / 100
  * as a whole, and each of its sending domains by name.
  */
 export async function judgeAccount(q: Executor, config: Config, accountId: string, now: number) {
-  const { account, byDomain } = await accountRates(q, accountId, iso(now - config.trust.windowHours * HOUR))
+  const { account, byDomain } = await accountRates(q, accountId, iso(now - config.trust.windowHours * HOUR), now)
   const t = thresholdsOf(config)
   const over = byDomain.map((r) => ({ domainId: r.domainId, reasons: overThresholds(r, t) })).filter((r) => r.reasons.length)
   const names = over.length ? await q.select({ id: domains.id, name: domains.name }).from(domains).where(inArray(domains.id, over.map((r) => r.domainId))) : []

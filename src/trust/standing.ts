@@ -233,10 +233,10 @@ export async function volumeGate(deps: Deps, actor: Actor, v: Volume, now: numbe
 }
 
 /** The rates the standing is judged on: the account's and each of its domains', over the window or since a time. */
-export async function accountRates(q: Executor, accountId: string, since: string) {
+export async function accountRates(q: Executor, accountId: string, since: string, now: number) {
   const own = eq(emails.accountId, accountId)
-  const [account = null] = await sendRates(q, since, 'account', own)
-  const byDomain = await sendRates(q, since, 'domain', own)
+  const [account = null] = await sendRates(q, since, now, 'account', own)
+  const byDomain = await sendRates(q, since, now, 'domain', own)
   return { account, byDomain: byDomain.map((r) => ({ ...r, domainId: r.id.slice(accountId.length + 1) })) }
 }
 
@@ -254,7 +254,7 @@ export async function promotion(deps: Pick<Deps, 'config' | 'db'>, accountId: st
   const since = s.levelSince ?? iso(now)
   const days = (now - Date.parse(since)) / DAY
   const reqs: Requirement[] = [{ name: 'days_at_level', met: days >= t.promoteDays, detail: `${Math.floor(days)} of ${t.promoteDays} days at ${s.level} (since ${since})` }]
-  const { account } = await accountRates(deps.db.q, accountId, since)
+  const { account } = await accountRates(deps.db.q, accountId, since, now)
   const rates: Rates = account ?? { id: accountId, sent: 0, delivered: 0, bounced: 0, invalid: 0, complained: 0 }
   if (s.level === 'sandbox') {
     const { domains: own } = await ownRecipients(deps.db.q, accountId)
