@@ -21,6 +21,7 @@ import { recordEvents } from '../emails/events'
 import { AppError } from '../errors/app-error'
 import { iso } from '../lib/clock'
 import { BackgroundLoop } from '../lib/background-loop'
+import { afterIo } from '../lib/nap'
 import { filterOf } from '../segments/rules'
 import { findSegment, isStatic } from '../contacts/segments'
 import { suppressed, willing, type Audience } from './audience'
@@ -86,7 +87,7 @@ export class BroadcastWorker extends BackgroundLoop {
   protected async run() {
     while (this.running) {
       try {
-        if (await this.tick()) await new Promise((r) => setImmediate(r))
+        if (await this.tick()) await afterIo()
         else await this.sleep(this.pollMs)
       } catch (e) {
         this.root.log.error('broadcast loop error', { error: (e as Error).message })

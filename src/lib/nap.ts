@@ -17,3 +17,6 @@ export class Nap {
     this.wake?.()
   }
 }
+
+/** Resolves once the I/O callbacks already due have run: a long task lets requests in between its steps. */
+export const afterIo = () => new Promise<void>((r) => setImmediate(r))

@@ -2,6 +2,7 @@ import { and, eq, gte, isNotNull, lt, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../db'
 import { deliveries, emailEvents, emails } from '../db/tables'
 import { HOUR, iso } from '../lib/clock'
+import { afterIo } from '../lib/nap'
 
 /** Enhanced status codes of the 5.1 class: the address itself is bad (RFC 3463). */
 const INVALID_RECIPIENT = sql`(${deliveries.state} = 'bounced' and ${deliveries.lastResponse} like '%5.1.%')`
@@ -61,7 +62,7 @@ export async function sendRates(q: Executor, since: string, now: number, by: key
     }
     if (!to) break
     from = to
-    await new Promise((resolve) => setImmediate(resolve))
+    await afterIo()
   }
   if (!totals.size) return []
   const complaints = await q

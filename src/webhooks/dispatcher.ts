@@ -21,6 +21,7 @@ import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/tabl
 import type { RootDeps } from '../deps'
 import { systemActor } from '../lib/actor'
 import { DAY, HOUR, iso } from '../lib/clock'
+import { afterIo } from '../lib/nap'
 import { Slots } from '../lib/slots'
 import { WebhookClient, type AttemptResult, type ClientOptions } from './client'
 import { BackgroundLoop } from '../lib/background-loop'
@@ -330,7 +331,7 @@ export class WebhookDispatcher extends BackgroundLoop {
   /** Writes the outcomes gathered so far and, in the same transaction, claims the next rows of their endpoints. */
   private async flush() {
     // After the I/O callbacks already due: the answers that came in together are written together.
-    await new Promise((r) => setImmediate(r))
+    await afterIo()
     while (this.pending.length) {
       const batch = this.pending.splice(0, 500)
       const outcomes = batch.map((b) => b.o)
