@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { accountUsage, apiKeyBudgetUsage, deliveries, emailAttachments, emailEvents, emails } from '../src/db/tables'
+import { accountUsage, apiKeyBudgetUsage, deliveries, emailAttachments, emailEvents, emails, emailTags } from '../src/db/tables'
 import { expectError, harness, type Harness } from './support/harness'
 import { message, nothingWritten, sent, simulated, suppress, verifiedDomain, written } from './support/emails'
 import { scenarios } from './support/scenarios'
@@ -496,6 +496,20 @@ describe('POST /emails/batch', () => {
       body: [message({ to: 'a@x.io' }), message({ to: 'b@x.io' }), message({ to: 'c@x.io' })], status: 402, code: 'agent_budget_exceeded',
       check: async (_r, _c, h) => nothingWritten(h) },
     { name: 'a sending-only key may send a batch', method: 'POST', path: '/emails/batch', as: 'sending', setup: ready, body: [message()], status: 200 },
+    { name: 'a full batch writes every row, more than one insert statement takes (100 emails, 10 recipients and 2 tags each)', method: 'POST', path: '/emails/batch', setup: ready, env: { MAILROOM_RATE_LIMIT: '2000' },
+      body: Array.from({ length: 100 }, (_, i) => message({ to: Array.from({ length: 10 }, (_, j) => `r${j}@x${i}.io`), subject: `Hi ${i}`, tags: [{ name: 'n', value: `v${i}` }, { name: 'batch', value: 'b' }] })), status: 200,
+      check: async (r, _c, h) => {
+        const w = await written(h)
+        expect(w.emails).toHaveLength(100)
+        const byId = new Map(w.emails.map((e) => [e.id, e]))
+        r.body.data.forEach((d: any, i: number) => expect(byId.get(d.id)?.subject).toBe(`Hi ${i}`))
+        expect(w.deliveries).toHaveLength(1000)
+        const first = r.body.data[0].id
+        expect(w.deliveries.filter((d) => d.emailId === first).map((d) => d.recipient).sort()).toEqual(Array.from({ length: 10 }, (_, j) => `r${j}@x0.io`).sort())
+        expect(w.events.filter((e) => e.type === 'queued')).toHaveLength(100)
+        expect(await h.root.db.q.select().from(emailTags)).toHaveLength(400)
+        expect(w.budget[0].used).toBe(1000)
+      } },
   ])
 
   test('one Idempotency-Key covers the whole batch', async () => {

@@ -145,9 +145,16 @@ export function prepared<T>(build: (q: Executor) => T): (q: Executor) => T {
 export const listOf = (name: string): SQL => sql`(select value from json_each(${sql.placeholder(name)}))`
 
 /**
+ * Most arguments in one insert statement: SQLite's historic limit, which a libSQL
+ * server may still hold. A batch's rows go in as few statements as it allows.
+ */
+const ARGS_PER_INSERT = 999
+
+/**
  * A prepared multi-row insert into `table`, one statement per shape (row count and
  * columns given), so a send's rows go in one statement without drizzle building
- * it each time. Every row of one call gives the same columns; a column left out
+ * it each time; more rows than one statement takes go in several. Every row of one
+ * call gives the same columns; a column left out
  * takes its SQL default (a drizzle `$defaultFn` would run once, when the statement
  * is built, so tables written through here have none). With `onConflict`, a row
  * whose key exists updates it with `set` (`excluded.<column>` names the row's own
@@ -161,9 +168,14 @@ export function rowInserter<T extends SQLiteTable>(table: T, onConflict?: { targ
   }
   // By row and column count, then the column names compared in place: joining them into a key on every call showed in profiles.
   const byShape = prepared(() => new Map<string, { columns: string[]; stmt: Shape }[]>())
-  return async (q: Executor, rows: T['$inferInsert'][]): Promise<void> => {
+  const insert = async (q: Executor, rows: T['$inferInsert'][]): Promise<void> => {
     if (!rows.length) return
     const columns = Object.keys(rows[0])
+    const most = Math.max(1, Math.floor(ARGS_PER_INSERT / columns.length))
+    if (rows.length > most) {
+      for (let i = 0; i < rows.length; i += most) await insert(q, rows.slice(i, i + most))
+      return
+    }
     const shape = `${rows.length}:${columns.length}`
     const statements = byShape(q)
     let candidates = statements.get(shape)
@@ -205,6 +217,7 @@ export function rowInserter<T extends SQLiteTable>(table: T, onConflict?: { targ
     })
     await stmt.run(values)
   }
+  return insert
 }
 
 /** A placeholder where drizzle's types accept only SQL (the values of an update's `set`). */

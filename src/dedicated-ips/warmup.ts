@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Db, Executor } from '../db'
+import { listOf, prepared } from '../db/prepared'
 import { dedicatedIpDomains, dedicatedIps, dedicatedIpUsage } from '../db/tables'
 import type { Config } from '../config'
 import { DAY, iso } from '../lib/clock'
@@ -43,6 +44,16 @@ export interface Source {
   pinned: boolean
 }
 
+// Read for every send from a verified domain and every delivery batch: prepared once.
+const assignedIps = prepared((q) =>
+  q
+    .select({ domainId: dedicatedIpDomains.domainId, ip: dedicatedIps })
+    .from(dedicatedIpDomains)
+    .innerJoin(dedicatedIps, eq(dedicatedIps.id, dedicatedIpDomains.ipId))
+    .where(inArray(dedicatedIpDomains.domainId, listOf('domainIds')))
+    .prepare(),
+)
+
 /**
  * The source address of each sending domain that has one: the operator's pin
  * (MAILROOM_DEDICATED_IP_PINS) first, else the account's assignment. Domains
@@ -60,11 +71,7 @@ export async function sourcesFor(q: Executor, config: Pick<Config, 'deliverabili
   }
   const rest = domainList.filter((d) => !pins.has(d.name)).map((d) => d.id)
   if (rest.length) {
-    const assigned = await q
-      .select({ domainId: dedicatedIpDomains.domainId, ip: dedicatedIps })
-      .from(dedicatedIpDomains)
-      .innerJoin(dedicatedIps, eq(dedicatedIps.id, dedicatedIpDomains.ipId))
-      .where(inArray(dedicatedIpDomains.domainId, rest))
+    const assigned = await assignedIps(q).all({ domainIds: JSON.stringify(rest) })
     for (const a of assigned) out.set(a.domainId, { ip: a.ip.ip, row: a.ip, pinned: false })
   }
   return out

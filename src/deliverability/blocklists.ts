@@ -1,5 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import type { Executor, Tx } from '../db'
+import { listOf, prepared } from '../db/prepared'
 import { blocklistListings, dedicatedIps, domains } from '../db/tables'
 import type { RootDeps } from '../deps'
 import { publicHostAddresses, reversedLabels } from '../dedicated-ips/address'
@@ -103,13 +104,19 @@ export async function recordListings(tx: Tx, results: SubjectResult[], now: numb
   }
 }
 
+// Read for every send from a verified domain: prepared once.
+const domainListings = prepared((q) =>
+  q
+    .select()
+    .from(blocklistListings)
+    .where(and(eq(blocklistListings.kind, 'domain'), eq(blocklistListings.status, 'listed'), inArray(blocklistListings.subject, listOf('names'))))
+    .prepare(),
+)
+
 /** Domain names a domain blocklist lists as of the last check. */
 export async function listedDomains(q: Executor, names: string[]): Promise<Map<string, ListingRow>> {
   if (!names.length) return new Map()
-  const rows = await q
-    .select()
-    .from(blocklistListings)
-    .where(and(eq(blocklistListings.kind, 'domain'), eq(blocklistListings.status, 'listed'), inArray(blocklistListings.subject, names)))
+  const rows = await domainListings(q).all({ names: JSON.stringify(names) })
   return new Map(rows.map((r) => [r.subject, r]))
 }
 

@@ -113,13 +113,33 @@ export interface AccountCheck {
 /** A domain may send when it is verified and its sending capability is on. */
 export const canSend = (d: DomainRow) => d.status === 'verified' && d.sendingEnabled
 
+/** The account's sending domain of one name, and its deliverability gate's verdict when it may send. */
+interface DomainFacts {
+  domain: DomainRow | null
+  gate: { findings: Finding[]; checks: CheckResult[] } | null
+}
+
+/** Domain facts by name, read once for all the emails of a batch (they mostly share a from domain). */
+export type DomainCache = Map<string, Promise<DomainFacts>>
+
+function domainFacts(deps: Deps, actor: Actor, name: string, cache?: DomainCache): Promise<DomainFacts> {
+  const known = cache?.get(name)
+  if (known) return known
+  const read = (async () => {
+    const domain = (await sendingDomain(deps.db.q).get({ accountId: actor.accountId, name })) ?? null
+    return { domain, gate: domain && canSend(domain) ? await sendingGate(deps, domain) : null }
+  })()
+  cache?.set(name, read)
+  return read
+}
+
 /**
  * What a send checks against the account, in order: the key's domain scope, the
  * from domain (a verified sending domain of the account, unless every recipient
  * is a simulator address), the topic, the recipient blocklist and the
  * suppression list.
  */
-export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Promise<AccountCheck> {
+export async function accountChecks(deps: Deps, actor: Actor, draft: Draft, domains?: DomainCache): Promise<AccountCheck> {
   const findings: Finding[] = []
   const checks: CheckResult[] = []
   let domain: DomainRow | null = null
@@ -132,15 +152,15 @@ export async function accountChecks(deps: Deps, actor: Actor, draft: Draft): Pro
       checks.push({ name: 'domain_scope', passed: true, detail: actor.domainScope ? `key scoped to ${actor.domainScope}` : 'key has no domain scope' })
     }
     const onboarding = isOnboarding(deps.config, draft.from) ? await onboardingChecks(deps, actor, draft) : null
-    domain = onboarding ? onboarding.domain : ((await sendingDomain(deps.db.q).get({ accountId: actor.accountId, name: fromDomain })) ?? null)
+    const facts = onboarding ? null : await domainFacts(deps, actor, fromDomain, domains)
+    domain = onboarding ? onboarding.domain : facts!.domain
     if (onboarding) {
       findings.push(...onboarding.findings)
       checks.push(...onboarding.checks)
     } else if (domain && canSend(domain)) {
       checks.push({ name: 'sending_domain', passed: true, detail: `${domain.name} is verified and may send` })
-      const gate = await sendingGate(deps, domain)
-      findings.push(...gate.findings)
-      checks.push(...gate.checks)
+      findings.push(...facts!.gate!.findings)
+      checks.push(...facts!.gate!.checks)
       if ((draft.clickTracking ?? domain.clickTracking) && !trackingVerified(domain)) {
         findings.push(
           warning(

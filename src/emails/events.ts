@@ -26,9 +26,6 @@ const setLastEvents = prepared((q) =>
     .prepare(),
 )
 
-/** Most events in one insert statement (7 values each, far below SQLite's limit). */
-const EVENTS_PER_INSERT = 100
-
 /**
  * Records events, in order, and makes each email's last one its `last_event`, in
  * the caller's transaction, so the state change and its record can never disagree.
@@ -44,11 +41,11 @@ export async function recordEvents(tx: Tx, ids: Ids, events: NewEvent[]) {
 
 export const recordEvent = (tx: Tx, ids: Ids, e: NewEvent) => recordEvents(tx, ids, [e])
 
-/** An email's first event, written with the email row that already names it as `last_event`. */
-export const recordFirstEvent = (tx: Tx, ids: Ids, e: NewEvent) => insertOnly(tx, ids, [e])
+/** Emails' first events, written with the email rows that already name them as `last_event`. */
+export const recordFirstEvents = (tx: Tx, ids: Ids, events: NewEvent[]) => insertOnly(tx, ids, events)
 
 async function insertOnly(tx: Tx, ids: Ids, events: NewEvent[]) {
   const rows = events.map((e) => ({ id: ids.uuid(), accountId: e.accountId, emailId: e.emailId, type: e.type, recipient: e.recipient ?? null, data: e.data ?? {}, createdAt: e.at }))
-  for (let i = 0; i < rows.length; i += EVENTS_PER_INSERT) await insertEvents(tx, rows.slice(i, i + EVENTS_PER_INSERT))
+  await insertEvents(tx, rows)
   await queueEmailWebhooks(tx, ids, events)
 }

@@ -18,13 +18,14 @@ import {
   spend,
   takeRate,
   type CheckResult,
+  type DomainCache,
   type DomainRow,
   type Ledger,
   type SendContext,
 } from './checks'
 import { contentFindings, errorFinding, firstError, linksOf, type Finding } from './content'
 import { loadAttachments, mediaType, readDraft, type Draft } from './draft'
-import { recordFirstEvent } from './events'
+import { recordFirstEvents, type NewEvent } from './events'
 import type { SendEmail } from './schema'
 import { expandTemplate, type TemplateCache } from './template'
 import { sendGate } from '../trust/gate'
@@ -50,6 +51,12 @@ function tagRows(accountId: string, emailId: string, tags: Draft['tags']) {
     const i = k.indexOf(':')
     return { accountId, name: k.slice(0, i), value: k.slice(i + 1), emailId }
   })
+}
+
+/** What the emails of one batch read once and share: their templates and their from domains' facts. */
+interface BatchCache {
+  templates: TemplateCache
+  domains: DomainCache
 }
 
 /** Reports the key's rate window after a send spent from it, for the reply headers. */
@@ -78,17 +85,17 @@ async function readForm(deps: Deps, actor: Actor, input: SendEmail, now: number,
  * attachments (fetched when `fetch`), the content rules, and the account checks.
  * Findings come in the order a send reports them.
  */
-async function examine(deps: Deps, actor: Actor, input: SendEmail, now: number, fetch: boolean, templates?: TemplateCache) {
-  const { draft, findings } = await readForm(deps, actor, input, now, templates)
+async function examine(deps: Deps, actor: Actor, input: SendEmail, now: number, fetch: boolean, cache?: BatchCache) {
+  const { draft, findings } = await readForm(deps, actor, input, now, cache?.templates)
   if (fetch && !findings.some((f) => f.severity === 'error')) findings.push(...(await loadAttachments(draft)))
   findings.push(...contentFindings(deps.config, contentOf(draft)))
-  const account = await accountChecks(deps, actor, draft)
+  const account = await accountChecks(deps, actor, draft, cache?.domains)
   findings.push(...account.findings)
   return { draft, findings, account }
 }
 
-async function prepare(deps: Deps, actor: Actor, input: SendEmail, now: number, templates?: TemplateCache): Promise<Prepared> {
-  const { draft, findings, account } = await examine(deps, actor, input, now, true, templates)
+async function prepare(deps: Deps, actor: Actor, input: SendEmail, now: number, cache?: BatchCache): Promise<Prepared> {
+  const { draft, findings, account } = await examine(deps, actor, input, now, true, cache)
   const err = firstError(findings)
   if (err) throw err
   const checks: CheckResult[] = [
@@ -119,56 +126,75 @@ async function commit(deps: Deps, actor: Actor, items: Prepared[], now: number, 
     }
     if (rate) onRate?.(rate)
     await spend(tx, actor, ledger)
-    const ids: string[] = []
-    for (const p of items) ids.push(await writeEmail(tx, deps, actor, p, ledger, now))
+    const ids = await writeEmails(tx, deps, actor, items, ledger, now)
     controls.remember?.()
     return ids
   })
 }
 
-async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger: Ledger, now: number) {
+/** The rows of a batch's emails, each kind written in as few statements as it takes. */
+interface BatchRows {
+  emails: (typeof emails.$inferInsert)[]
+  tags: (typeof emailTags.$inferInsert)[]
+  attachments: (typeof emailAttachments.$inferInsert)[]
+  deliveries: (typeof deliveries.$inferInsert)[]
+  events: NewEvent[]
+}
+
+/** Writes every email of the batch, its tags, attachments and deliveries, and its first event; answers their ids in order. */
+async function writeEmails(tx: Tx, deps: Deps, actor: Actor, items: Prepared[], ledger: Ledger, now: number) {
+  const rows: BatchRows = { emails: [], tags: [], attachments: [], deliveries: [], events: [] }
+  const ids = items.map((p) => addEmail(rows, deps, actor, p, ledger, now))
+  await insertEmails(tx, rows.emails)
+  await insertTags(tx, rows.tags)
+  await insertAttachments(tx, rows.attachments)
+  await insertDeliveries(tx, rows.deliveries)
+  // Each email row was written naming this event as its last one.
+  await recordFirstEvents(tx, deps.ids, rows.events)
+  return ids
+}
+
+/** Adds one email's rows to the batch's, and answers its id. */
+function addEmail(rows: BatchRows, deps: Deps, actor: Actor, p: Prepared, ledger: Ledger, now: number) {
   const { draft, domain } = p
   const id = deps.ids.uuid()
   const at = iso(now)
   const scheduled = draft.scheduledAt !== null
   const due = scheduled ? iso(draft.scheduledAt!) : at
-  await insertEmails(tx, [
-    {
-      id,
-      accountId: actor.accountId,
-      apiKeyId: actor.keyId,
-      domainId: domain && domain.status === 'verified' && domain.sendingEnabled ? domain.id : null,
-      from: draft.from!.given,
-      fromEmail: draft.from!.address,
-      to: draft.to.map((a) => a.given),
-      cc: draft.cc.map((a) => a.given),
-      bcc: draft.bcc.map((a) => a.given),
-      replyTo: draft.replyTo.map((a) => a.given),
-      subject: draft.subject ?? '',
-      html: draft.html,
-      text: draft.text,
-      headers: draft.headers,
-      tags: draft.tags,
-      topicId: draft.topicId?.toLowerCase() ?? null,
-      templateId: draft.templateId,
-      broadcastId: null,
-      messageId: `${id}@${deps.config.hostname}`,
-      inReplyTo: draft.inReplyTo,
-      references: draft.references,
-      priority: 'transactional',
-      simulator: draft.simulator,
-      openTracking: false,
-      clickTracking: draft.clickTracking ?? domain?.clickTracking ?? false,
-      scheduledAt: scheduled ? due : null,
-      lastEvent: scheduled ? 'scheduled' : 'queued',
-      createdAt: at,
-      updatedAt: at,
-    },
-  ])
-  await insertTags(tx, tagRows(actor.accountId, id, draft.tags))
-  await insertAttachments(
-    tx,
-    draft.attachments.map((a) => ({
+  rows.emails.push({
+    id,
+    accountId: actor.accountId,
+    apiKeyId: actor.keyId,
+    domainId: domain && domain.status === 'verified' && domain.sendingEnabled ? domain.id : null,
+    from: draft.from!.given,
+    fromEmail: draft.from!.address,
+    to: draft.to.map((a) => a.given),
+    cc: draft.cc.map((a) => a.given),
+    bcc: draft.bcc.map((a) => a.given),
+    replyTo: draft.replyTo.map((a) => a.given),
+    subject: draft.subject ?? '',
+    html: draft.html,
+    text: draft.text,
+    headers: draft.headers,
+    tags: draft.tags,
+    topicId: draft.topicId?.toLowerCase() ?? null,
+    templateId: draft.templateId,
+    broadcastId: null,
+    messageId: `${id}@${deps.config.hostname}`,
+    inReplyTo: draft.inReplyTo,
+    references: draft.references,
+    priority: 'transactional',
+    simulator: draft.simulator,
+    openTracking: false,
+    clickTracking: draft.clickTracking ?? domain?.clickTracking ?? false,
+    scheduledAt: scheduled ? due : null,
+    lastEvent: scheduled ? 'scheduled' : 'queued',
+    createdAt: at,
+    updatedAt: at,
+  })
+  rows.tags.push(...tagRows(actor.accountId, id, draft.tags))
+  for (const a of draft.attachments) {
+    rows.attachments.push({
       id: deps.ids.uuid(),
       emailId: id,
       accountId: actor.accountId,
@@ -178,11 +204,10 @@ async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger:
       disposition: a.contentId ? 'inline' : 'attachment',
       size: a.content!.length,
       content: a.content!,
-    })),
-  )
-  await insertDeliveries(
-    tx,
-    draft.recipients.map((r) => ({
+    })
+  }
+  for (const r of draft.recipients) {
+    rows.deliveries.push({
       id: deps.ids.uuid(),
       emailId: id,
       accountId: actor.accountId,
@@ -199,10 +224,9 @@ async function writeEmail(tx: Tx, deps: Deps, actor: Actor, p: Prepared, ledger:
       lastResponse: null,
       createdAt: at,
       updatedAt: at,
-    })),
-  )
-  // The email row was written naming this event as its last one.
-  await recordFirstEvent(tx, deps.ids, {
+    })
+  }
+  rows.events.push({
     accountId: actor.accountId,
     emailId: id,
     type: scheduled ? 'scheduled' : 'queued',
@@ -248,10 +272,10 @@ export async function sendBatch(deps: Deps, actor: Actor, items: SendEmail[], mo
   const now = deps.clock.now()
   const ready: Prepared[] = []
   const errors: { index: number; message: string; code: string }[] = []
-  const templates: TemplateCache = new Map()
+  const cache: BatchCache = { templates: new Map(), domains: new Map() }
   for (const [index, item] of items.entries()) {
     try {
-      ready.push(await prepare(deps, actor, item, now, templates))
+      ready.push(await prepare(deps, actor, item, now, cache))
     } catch (e) {
       if (!(e instanceof AppError)) throw e
       if (mode === 'strict') {
