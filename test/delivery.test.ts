@@ -611,6 +611,22 @@ describe('queue', () => {
     expect((await simpleParser(s.sink.messages[0].raw)).date?.toISOString()).toBe(at)
   })
 
+  test('a send wakes an idle worker: claimed at once, not at the next poll (nor for a scheduled one)', async () => {
+    const s = await setup('relay')
+    const w = s.worker({ pollMs: 60_000 })
+    w.start()
+    await Bun.sleep(100) // its first pass found nothing: it naps for a minute
+    const later = await s.h.call('POST', '/emails', { body: { from: 'hello@acme.test', to: 'later@example.net', subject: 'Later', text: 'x', scheduled_at: 'in 1 hour' } })
+    expect(later.status).toBe(200)
+    const now = await s.h.call('POST', '/emails', { body: { from: 'hello@acme.test', to: 'now@example.net', subject: 'Now', text: 'x' } })
+    expect(now.status).toBe(200)
+    await s.sink.waitFor(1, 5000)
+    expect(s.sink.messages.map((m) => m.to[0])).toEqual(['now@example.net'])
+    await w.stop()
+    expect((await rowsOf(s.h, now.body.id))[0].state).toBe('delivered')
+    expect((await rowsOf(s.h, later.body.id))[0].state).toBe('scheduled')
+  })
+
   test('a scheduled send fires within one second of its time (real clock, start())', async () => {
     const s = await setup('relay')
     const root: RootDeps = { ...s.h.root, clock: systemClock, ids: uuidV7(systemClock) }

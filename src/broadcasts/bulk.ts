@@ -7,6 +7,7 @@ import { broadcasts, contacts, deliveries, emailEvents, emails } from '../db/tab
 import type { Ids } from '../lib/ids'
 import { parseAddress } from '../emails/address'
 import { simulatorAddress } from './audience'
+import { announceDue } from '../delivery/due'
 
 type BroadcastRow = typeof broadcasts.$inferSelect
 
@@ -69,6 +70,7 @@ export async function enqueue(tx: Tx, ids: Ids, b: BroadcastRow, emailBatch: Bat
     select ${idSql(batch(ids))}, id, account_id, r, substr(r, instr(r, '@') + 1), 'to', 'queued', 1, ${at}, 0, ${at}, ${at}
     from (select ${emails.id} as id, ${emails.accountId} as account_id, ${recipientOf} as r from ${emails} where ${ours})`)
   const [{ n }] = await tx.all<{ n: number }>(sql`select count(*) as n from ${emails} where ${ours}`)
+  if (n) announceDue()
   return n
 }
 

@@ -30,6 +30,7 @@ import { Recorder, releaseLeases, type Outcome, type OutcomeEvent } from './reco
 import { CircuitBreaker, classifyBounce, nextRetry } from './retry'
 import { BackgroundLoop } from '../lib/background-loop'
 import { simulate } from './simulate'
+import { onDue } from './due'
 import { createTransport, type SendResult, type Transport, type TransportOptions } from './transport'
 import type { AttachmentRow, DeliveryRow, DomainRow, EmailRow } from './types'
 
@@ -129,6 +130,7 @@ export class DeliveryWorker extends BackgroundLoop {
   /** Rows this worker holds a lease on and has not recorded yet. */
   private readonly held = new Map<string, { priority: number; trips: number }>()
   private heartbeat: ReturnType<typeof setInterval> | null = null
+  private unsubscribe: (() => void) | null = null
   private stopping = new AbortController()
   /** Claimed rows not yet through the transport (all, and bulk): what the next claim is sized by. */
   private waiting = 0
@@ -157,11 +159,14 @@ export class DeliveryWorker extends BackgroundLoop {
   protected beforeRun(): void {
     this.stopping = new AbortController()
     this.heartbeat = setInterval(() => void this.renewLeases(), Math.max(1000, Math.floor(this.leaseMs / 3)))
+    this.unsubscribe = onDue(() => this.wake())
   }
 
   /** Stops claiming, lets messages already handed to the transport finish, records them, and hands back every other lease. The transport is closed: a stopped worker is not started again (make a new one). */
   async stop(): Promise<void> {
     this.stopping.abort()
+    this.unsubscribe?.()
+    this.unsubscribe = null
     await this.halt()
     if (this.heartbeat) clearInterval(this.heartbeat)
     this.heartbeat = null

@@ -25,6 +25,7 @@ import {
 } from './checks'
 import { contentFindings, errorFinding, firstError, linksOf, type Finding } from './content'
 import { loadAttachments, mediaType, readDraft, type Draft } from './draft'
+import { announceDue } from '../delivery/due'
 import { recordFirstEvents, type NewEvent } from './events'
 import type { SendEmail } from './schema'
 import { expandTemplate, type TemplateCache } from './template'
@@ -149,6 +150,7 @@ async function writeEmails(tx: Tx, deps: Deps, actor: Actor, items: Prepared[], 
   await insertTags(tx, rows.tags)
   await insertAttachments(tx, rows.attachments)
   await insertDeliveries(tx, rows.deliveries)
+  if (rows.deliveries.some((d) => d.state === 'queued')) announceDue()
   // Each email row was written naming this event as its last one.
   await recordFirstEvents(tx, deps.ids, rows.events)
   return ids
