@@ -118,6 +118,28 @@ describe('MCP over Streamable HTTP with the official client', () => {
     expect(subjects).toEqual(['Hello 1', 'Hello 2', 'Hello 3'])
   })
 
+  test('an agent checks a send before making it, sees why it would be refused, and finds the actions waiting for a person', async () => {
+    const { h, connect } = await serve({ MAILROOM_APPROVAL_THRESHOLD: '2' })
+    const key = await h.key({ name: 'agent' })
+    const { client } = await connect(key.token)
+    const names = (await client.listTools()).tools.map((t) => t.name)
+    for (const n of ['lint_email', 'preflight_email', 'cancel_email', 'reschedule_email', 'list_domains', 'create_domain', 'verify_domain', 'list_suppressions', 'render_template', 'get_trust_standing', 'list_agent_actions', 'get_deliverability_report', 'search_support_answers']) {
+      expect(names).toContain(n)
+    }
+    const ok = await client.callTool({ name: 'preflight_email', arguments: mail(1) })
+    expect(ok.isError, JSON.stringify(ok)).toBe(false)
+    expect(json(ok)).toMatchObject({ object: 'preflight', ok: true, simulator: true, recipients: 1 })
+    const refused = await client.callTool({ name: 'preflight_email', arguments: { ...mail(2), from: 'agent@unverified.example', to: 'someone@example.org' } })
+    expect(json(refused)).toMatchObject({ ok: false, findings: expect.arrayContaining([expect.objectContaining({ code: 'domain_not_verified' })]) })
+    expect(json(await client.callTool({ name: 'list_domains', arguments: {} }))).toMatchObject({ data: [] })
+    expect(json(await client.callTool({ name: 'get_trust_standing', arguments: {} }))).toHaveProperty('level')
+    // Nothing was sent or spent by the checks.
+    expect((await h.call('GET', '/emails')).body.data).toEqual([])
+    const held = await client.callTool({ name: 'send_batch', arguments: { emails: [mail(3), mail(4), mail(5)] } })
+    const actions = json(await client.callTool({ name: 'list_agent_actions', arguments: {} }))
+    expect(actions.data.map((a: { id: string }) => a.id)).toContain(json(held).agent_action_id)
+  })
+
   test('a sending-only key sees every tool but management tools answer restricted_api_key, as over REST', async () => {
     const { h, connect } = await serve()
     const key = await h.key({ name: 'sender', permission: 'sending_access' })

@@ -22,6 +22,21 @@ export const TOOL_SPECS: ToolSpec[] = [
   { name: 'get_email', method: 'GET', path: '/emails/:id' },
   { name: 'list_email_events', method: 'GET', path: '/emails/:id/events' },
   { name: 'explain_email', method: 'GET', path: '/emails/:id/explain' },
+  // Checks before a send: what it would meet, with nothing written or spent.
+  { name: 'lint_email', method: 'POST', path: '/emails/lint' },
+  { name: 'preflight_email', method: 'POST', path: '/emails/preflight' },
+  { name: 'cancel_email', method: 'POST', path: '/emails/:id/cancel' },
+  { name: 'reschedule_email', method: 'POST', path: '/emails/:id/reschedule' },
+  { name: 'list_domains', method: 'GET', path: '/domains' },
+  { name: 'get_domain', method: 'GET', path: '/domains/:id' },
+  { name: 'create_domain', method: 'POST', path: '/domains' },
+  { name: 'verify_domain', method: 'POST', path: '/domains/:id/verify' },
+  { name: 'list_suppressions', method: 'GET', path: '/suppressions' },
+  { name: 'create_suppression', method: 'POST', path: '/suppressions' },
+  { name: 'delete_suppression', method: 'DELETE', path: '/suppressions/:id' },
+  { name: 'list_templates', method: 'GET', path: '/templates' },
+  { name: 'get_template', method: 'GET', path: '/templates/:id' },
+  { name: 'render_template', method: 'POST', path: '/templates/:id/render' },
   { name: 'list_contacts', method: 'GET', path: '/contacts' },
   { name: 'create_contact', method: 'POST', path: '/contacts' },
   { name: 'get_contact', method: 'GET', path: '/contacts/:id' },
@@ -50,6 +65,13 @@ export const TOOL_SPECS: ToolSpec[] = [
   { name: 'get_key_limits', method: 'GET', path: '/limits/keys/:id', ownKey: true },
   { name: 'update_key_limits', method: 'PATCH', path: '/limits/keys/:id', ownKey: true },
   { name: 'get_usage', method: 'GET', path: '/usage' },
+  // Why sends may be refused or held: the account's standing, actions waiting for a person, deliverability.
+  { name: 'get_trust_standing', method: 'GET', path: '/trust/standing' },
+  { name: 'list_agent_actions', method: 'GET', path: '/agent-actions' },
+  { name: 'get_agent_action', method: 'GET', path: '/agent-actions/:id' },
+  { name: 'get_deliverability_report', method: 'GET', path: '/deliverability/report' },
+  { name: 'search_support_answers', method: 'GET', path: '/support/answers' },
+  { name: 'get_support_answer', method: 'GET', path: '/support/answers/:slug' },
 ]
 
 /**
