@@ -143,6 +143,24 @@ describe('the send gates on POST /emails and /emails/batch', () => {
   scenarios([
     ...table,
     {
+      name: 'preflight reports the ladder’s cap that the send would meet, and spends nothing',
+      method: 'POST',
+      path: '/emails/preflight',
+      env: { ...CAPTURE, MAILROOM_TRUST_NEW_DAILY_CAP: '2' },
+      setup: async (h) => {
+        await shop(h, { level: 'new' })
+        expect((await h.call('POST', '/emails', { body: mail('a@customer.test') })).status).toBe(200)
+      },
+      body: mail(['b@customer.test', 'c@customer.test']),
+      status: 200,
+      expect: { ok: false, findings: [{ code: 'trust_throttled', severity: 'error' }] },
+      check: async (_r, _c, h) => {
+        // One more still fits: the preflight took nothing from the day.
+        expect((await h.call('POST', '/emails/preflight', { body: mail('b@customer.test') })).body).toMatchObject({ ok: true, findings: [] })
+        expect((await h.call('POST', '/emails', { body: mail('b@customer.test') })).status).toBe(200)
+      },
+    },
+    {
       name: 'review refuses a bulk batch',
       method: 'POST',
       path: '/emails/batch',

@@ -317,16 +317,29 @@ export async function lintEmail(deps: Deps, actor: Actor, input: SendEmail) {
   }
 }
 
+/** The trust system's refusal of the send as a whole (daily caps, review, young domains), as a finding; it reads and writes nothing else. */
+async function gateFindings(deps: Deps, actor: Actor, ledger: Ledger, item: { draft: Draft; domain: DomainRow | null }, now: number): Promise<Finding[]> {
+  try {
+    await sendGate(deps, actor, ledger, [item], now)
+    return []
+  } catch (e) {
+    if (!(e instanceof AppError)) throw e
+    return [errorFinding(e.code, e.message)]
+  }
+}
+
 /**
  * POST /emails/preflight: everything a send of this body by this key would check
  * now (form, attachments, content, domain scope, sending domain, blocklist,
- * suppression, key budget, quotas, rate window), without writing or spending.
+ * suppression, key budget, quotas, the trust standing's caps, rate window),
+ * without writing or spending.
  */
 export async function preflightEmail(deps: Deps, actor: Actor, input: SendEmail) {
   const now = deps.clock.now()
   const { draft, findings, account } = await examine(deps, actor, input, now, true)
   const ledger = await readLedger(deps.db.q, deps, actor, draft.recipients.length, now, draft.simulator ? 0 : draft.recipients.length)
   findings.push(...ledgerFindings(ledger))
+  findings.push(...(await gateFindings(deps, actor, ledger, { draft, domain: account.domain }, now)))
   const rate = peekRate(deps, ledger, now)
   // The send is a request of its own: it spends one for itself and one for each further recipient.
   if (rate && rate.remaining < Math.max(1, ledger.n)) {
