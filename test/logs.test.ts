@@ -388,6 +388,30 @@ describe('Logs: the buffer and retention', () => {
     }
   })
 
+  test('a large flush lets the event loop run between its steps and writes every row', async () => {
+    const h = await harness()
+    try {
+      const log = new RequestLog(h.root.db, silentLog, { flushAt: 100_000, maxPending: 100_000 })
+      for (let i = 0; i < 2_000; i++) log.record(entry(h, h.clock.now(), `/r/${i}`))
+      // Other work, one turn of the loop at a time, for as long as the flush runs.
+      let turns = 0
+      let flushed = false
+      const spin = () => {
+        if (flushed) return
+        turns++
+        setImmediate(spin)
+      }
+      setImmediate(spin)
+      await log.flush()
+      flushed = true
+      // 2,000 rows are 20 steps: the loop turned between them, not only once the rows were in.
+      expect(turns).toBeGreaterThanOrEqual(19)
+      expect(await h.root.db.q.select().from(requestLogs)).toHaveLength(2_000)
+    } finally {
+      await h.close()
+    }
+  })
+
   test('a full buffer writes itself; a buffer the database does not take drops its oldest entries', async () => {
     const h = await harness()
     try {
