@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { count } from 'drizzle-orm'
 import { requestLogs } from '../src/db/tables'
 import { iso, ManualClock } from '../src/lib/clock'
 import { uuidV7 } from '../src/lib/ids'
@@ -388,7 +389,7 @@ describe('Logs: the buffer and retention', () => {
     }
   })
 
-  test('a large flush lets the event loop run between its steps and writes every row', async () => {
+  test('a large flush lets the event loop and other writers run between its steps, and writes every row', async () => {
     const h = await harness()
     try {
       const log = new RequestLog(h.root.db, silentLog, { flushAt: 100_000, maxPending: 100_000 })
@@ -402,10 +403,19 @@ describe('Logs: the buffer and retention', () => {
         setImmediate(spin)
       }
       setImmediate(spin)
-      await log.flush()
+      const flushing = log.flush()
+      // A request's write meanwhile goes between two steps, not after the whole flush.
+      await new Promise((r) => setImmediate(r))
+      let logRowsBefore = -1
+      const request = h.root.db.write(async (tx) => {
+        logRowsBefore = (await tx.select({ n: count() }).from(requestLogs))[0].n
+      })
+      await Promise.all([flushing, request])
       flushed = true
       // 2,000 rows are 20 steps: the loop turned between them, not only once the rows were in.
       expect(turns).toBeGreaterThanOrEqual(19)
+      expect(logRowsBefore).toBeGreaterThan(0)
+      expect(logRowsBefore).toBeLessThan(2_000)
       expect(await h.root.db.q.select().from(requestLogs)).toHaveLength(2_000)
     } finally {
       await h.close()
