@@ -422,6 +422,21 @@ describe('Logs: the buffer and retention', () => {
     }
   })
 
+  test('a flush the database refuses part-way keeps every row for the next one, with no error left unhandled', async () => {
+    const h = await harness()
+    try {
+      const log = new RequestLog(h.root.db, silentLog, { flushAt: 10_000, maxPending: 10_000 })
+      for (let i = 0; i < 250; i++) log.record(entry(h, h.clock.now(), `/k/${i}`))
+      await h.root.db.execute("create trigger refuse_logs before insert on request_logs begin select raise(abort, 'refused'); end")
+      await expect(log.flush()).rejects.toThrow('refused')
+      await h.root.db.execute('drop trigger refuse_logs')
+      await log.flush()
+      expect((await h.root.db.q.select().from(requestLogs)).map((r) => r.path).sort()).toEqual(Array.from({ length: 250 }, (_, i) => `/k/${i}`).sort())
+    } finally {
+      await h.close()
+    }
+  })
+
   test('a full buffer writes itself; a buffer the database does not take drops its oldest entries', async () => {
     const h = await harness()
     try {

@@ -73,20 +73,26 @@ export class RequestLog {
    * commits, rather than waiting for the whole flush. A step that fails keeps its rows.
    */
   private async write(rows: LogEntry[]) {
+    let failure: { error: unknown } | undefined
     const steps: Promise<void>[] = []
     for (let i = 0; i < rows.length; i += ROWS_PER_STEP) {
       if (i) await afterIo()
+      if (failure) {
+        // The database refused a step (closed, disk full): the rest waits for the next flush too.
+        this.pending.unshift(...rows.slice(i))
+        break
+      }
       const step = rows.slice(i, i + ROWS_PER_STEP)
       steps.push(
-        this.db.write((tx) => insertLogs(tx, step)).catch((e) => {
+        this.db.write((tx) => insertLogs(tx, step)).catch((error) => {
           // Kept for the next flush rather than lost; `record` bounds the backlog.
           this.pending.unshift(...step)
-          throw e
+          failure ??= { error }
         }),
       )
     }
-    const failed = (await Promise.allSettled(steps)).find((r) => r.status === 'rejected')
-    if (failed) throw failed.reason
+    await Promise.all(steps)
+    if (failure) throw failure.error
   }
 }
 
