@@ -4,7 +4,7 @@ import { deliveries, trustAppeals, trustChanges } from '../src/db/tables'
 import { systemActor } from '../src/lib/actor'
 import { DAY, HOUR, iso } from '../src/lib/clock'
 import { trustCommand } from '../src/trust/command'
-import { sendRates } from '../src/trust/rates'
+import { nextStep, sendRates } from '../src/trust/rates'
 import { readStanding, writeChange, type Standing } from '../src/trust/standing'
 import { madeDraft } from './support/broadcasts'
 import { insertDomain } from './support/delivery-fixtures'
@@ -423,4 +423,29 @@ test('send rates over a window of many hours count every send in it once, and no
   const [once] = await sendRates(h.root.db.q, since, Date.parse(since), 'account')
   expect(once.sent).toBe(25)
   await h.close()
+})
+
+test('send rates over a quiet two months widen their steps and still count every send once', async () => {
+  const h = await shop(await harness(CAPTURE))
+  const start = h.clock.now()
+  // Sends on days 0, 1, 2, 3, 5, 8, 13, 21, 34 and 55, each at a time that lands on some step's edge or inside one.
+  const days = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55]
+  for (const [i, d] of days.entries()) {
+    h.clock.set(start + d * DAY + (i % 3) * HOUR)
+    expect((await h.call('POST', '/emails', { body: mail(`q${i}@customer.test`) })).status).toBe(200)
+  }
+  const now = start + 60 * DAY
+  expect((await sendRates(h.root.db.q, iso(start), now, 'account'))[0]).toMatchObject({ id: h.accountId, sent: 10 })
+  expect((await sendRates(h.root.db.q, iso(start + 3 * DAY), now, 'account'))[0].sent).toBe(7)
+  await h.close()
+})
+
+test('rate steps follow the rows: a quiet month is a dozen statements, a busy hour is split', () => {
+  let steps = 0
+  for (let at = 0, width = HOUR; at < 30 * DAY; at += width, width = nextStep(width, 10)) steps++
+  expect(steps).toBeLessThanOrEqual(12)
+  expect(nextStep(HOUR, 42_000)).toBe(HOUR / 2)
+  expect(nextStep(HOUR, 15_000)).toBe(HOUR)
+  expect(nextStep(7 * DAY, 0)).toBe(7 * DAY)
+  expect(nextStep(60_000, 1_000_000)).toBe(60_000)
 })
