@@ -184,7 +184,7 @@ export class Recorder {
     }
     // The batch's events and attempts each in a few multi-row statements.
     await recordEvents(tx, this.ids, events)
-    for (let i = 0; i < attempts.length; i += 50) await insertAttempts(tx, attempts.slice(i, i + 50))
+    await insertAttempts(tx, attempts)
   }
 }
 

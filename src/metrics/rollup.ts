@@ -29,8 +29,6 @@ const LEVELS: ((d: Dims) => Dims)[] = [
   (d) => ({ ...d, broadcastId: '' }),
   (d) => ({ ...d, apiKeyId: '' }),
 ]
-/** 17 values a row: far below SQLite's limit on bound values. */
-const ROWS_PER_UPSERT = 100
 
 type SeriesKey = Dims & { accountId: string; level: number }
 /** The series named in a JSON list of keys: one seek on the unique key each. */
@@ -172,7 +170,7 @@ export async function rollUp(tx: Tx, events: NewEvent[]) {
     }
   }
   const all = [...rows.values()]
-  for (let i = 0; i < all.length; i += ROWS_PER_UPSERT) await upsertCounts(tx, all.slice(i, i + ROWS_PER_UPSERT))
+  await upsertCounts(tx, all)
 }
 
 /** A part of a window, in ms and quarter-hour aligned, whose counts are summed under `key` (a period's index). */

@@ -383,7 +383,7 @@ export class WebhookDispatcher extends BackgroundLoop {
       })
       lastByEndpoint.set(row.endpointId, { ok: result.ok, at, accountId: row.accountId })
     }
-    for (let i = 0; i < attempts.length; i += 100) await insertAttempts(tx, attempts.slice(i, i + 100))
+    await insertAttempts(tx, attempts)
     for (const [endpointId, last] of lastByEndpoint) await this.trackFailures(tx, endpointId, last)
   }
 

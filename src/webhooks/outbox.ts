@@ -26,8 +26,6 @@ const enabledEndpoints = prepared((q) =>
 )
 
 const insertDeliveries = rowInserter(webhookDeliveries)
-/** Most rows in one insert statement (16 values each, far below SQLite's limit). */
-const ROWS_PER_INSERT = 100
 
 /** The body every attempt sends and signs: Resend's `{type, created_at, data}`. */
 export const webhookPayload = (e: Pick<WebhookEventInput, 'type' | 'at' | 'data'>) => JSON.stringify({ type: e.type, created_at: e.at, data: e.data })
@@ -59,7 +57,7 @@ export async function queueFor(tx: Tx, ids: Ids, accountId: string, endpoints: S
       rows.push(newDelivery(ids.uuid(), accountId, ep.id, e.type, payload, e.orderKey ?? null, e.at))
     }
   }
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await insertDeliveries(tx, rows.slice(i, i + ROWS_PER_INSERT))
+  await insertDeliveries(tx, rows)
 }
 
 /** A delivery due at `at`, not tried yet. */
