@@ -94,19 +94,24 @@ async function deliveredPerSecond() {
     if (r.status !== 200) throw new Error(`POST /emails/batch answered ${r.status}: ${await r.text()}`)
   }
   const enqueued = performance.now()
-  let delivered = 0
+  const deliveredCount = async () => Number((await db.execute("select count(*) as n from deliveries where state = 'delivered'")).rows[0].n)
+  const atEnqueued = await deliveredCount()
+  let delivered = atEnqueued
   const deadline = Date.now() + 10 * 60_000
   while (delivered < DELIVER && Date.now() < deadline) {
     await Bun.sleep(200)
-    delivered = Number((await db.execute("select count(*) as n from deliveries where state = 'delivered'")).rows[0].n)
+    delivered = await deliveredCount()
   }
-  const seconds = (performance.now() - started) / 1000
+  const finished = performance.now()
+  const seconds = (finished - started) / 1000
   db.close()
   await stop(m.p)
   await sink.close()
   const bytes = Math.round(statSync(dump).size / delivered)
   rmSync(dirname(dump), { recursive: true, force: true })
-  return { perSecond: delivered / seconds, delivered, enqueueSeconds: (enqueued - started) / 1000, seconds, bytes }
+  // Once every email is accepted the MTA has the cores to itself: its own rate, apart from the enqueueing's share.
+  const queuedPerSecond = (delivered - atEnqueued) / ((finished - enqueued) / 1000)
+  return { perSecond: delivered / seconds, queuedPerSecond, delivered, enqueueSeconds: (enqueued - started) / 1000, seconds, bytes }
 }
 
 async function smtpSinkCeiling() {
@@ -155,6 +160,7 @@ async function main() {
     const d = await deliveredPerSecond()
     const what = `delivered into smtp-sink (${fmt(d.delivered)} DKIM-signed messages of ${fmt(d.bytes)} bytes via relay)`
     report(what, `${fmt(d.perSecond)} msgs/s`, `${fmt(ceiling)} msgs/s smtp-source into smtp-sink`, fmt(d.perSecond / ceiling, 3))
+    report(`${what}, after the last was accepted (enqueued in ${fmt(d.enqueueSeconds, 1)} s)`, `${fmt(d.queuedPerSecond)} msgs/s`, `${fmt(ceiling)} msgs/s smtp-source into smtp-sink`, fmt(d.queuedPerSecond / ceiling, 3))
     if (!noPostfix) {
       const pf = await postfixRelay(DELIVER, d.bytes)
       report(`${what}, against Postfix relaying the same count and size into the same sink`, `${fmt(d.perSecond)} msgs/s`, `${fmt(pf.perSecond)} msgs/s Postfix (${fmt(pf.relayed)} relayed)`, fmt(d.perSecond / pf.perSecond, 2))
